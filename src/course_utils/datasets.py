@@ -1,0 +1,125 @@
+"""Corpora that ship inside installed packages, so no chapter downloads anything.
+
+- KoNLPy: the Constitution of the Republic of Korea (``kolaw``) and ten
+  National Assembly bills (``kobill``).
+- gensim's test data: the Lee news corpus (English), and the WordSim353,
+  SimLex-999 and Google analogy evaluation sets.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+__all__ = [
+    "MissingPackageError",
+    "gensim_test_file",
+    "load_google_analogies",
+    "load_kobill",
+    "load_kolaw",
+    "load_lee_corpus",
+    "load_simlex999",
+    "load_wordsim353",
+    "split_lines",
+]
+
+KOBILL_IDS = tuple(str(n) for n in range(1809890, 1809900))
+
+
+class MissingPackageError(ImportError):
+    """A package that ships a corpus is not installed."""
+
+
+def _import(module: str, package: str) -> ModuleType:
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise MissingPackageError(
+            f"this corpus ships with the {package!r} package, which is not installed: "
+            f"pip install {package} (or run `make book` to set up the course environment)"
+        ) from error
+
+
+def load_kolaw() -> str:
+    """The Korean Constitution (대한민국헌법), about 45 KB of text, from KoNLPy."""
+    corpus = _import("konlpy.corpus", "konlpy")
+    return str(corpus.kolaw.open("constitution.txt").read())
+
+
+def load_kobill(bill_ids: tuple[str, ...] | list[str] | None = None) -> dict[str, str]:
+    """National Assembly bills (의안) bundled with KoNLPy, as ``{bill id: text}``."""
+    corpus = _import("konlpy.corpus", "konlpy")
+    ids = KOBILL_IDS if bill_ids is None else tuple(bill_ids)
+    unknown = [i for i in ids if i not in KOBILL_IDS]
+    if unknown:
+        raise ValueError(f"unknown bill ids {unknown}: expected ids from {KOBILL_IDS}")
+    return {i: str(corpus.kobill.open(f"{i}.txt").read()) for i in ids}
+
+
+def gensim_test_file(name: str) -> Path:
+    """Path of a file in gensim's bundled test data (``gensim/test/test_data``)."""
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(f"name must be a plain file name, got {name!r}")
+    utils = _import("gensim.test.utils", "gensim")
+    path = Path(utils.datapath(name))
+    if not path.is_file():
+        raise FileNotFoundError(f"{name!r} is not in gensim's test data at {path.parent}")
+    return path
+
+
+def load_lee_corpus(background: bool = True) -> list[str]:
+    """The Lee corpus of Australian news (one document a line): 300 documents, or 50."""
+    name = "lee_background.cor" if background else "lee.cor"
+    text = gensim_test_file(name).read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _read_pairs(name: str) -> list[tuple[str, str, float]]:
+    pairs = []
+    for line in gensim_test_file(name).read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue  # gensim's copies start with '#' comment lines
+        a, b, score = line.split("\t")[:3]
+        pairs.append((a, b, float(score)))
+    return pairs
+
+
+def load_wordsim353() -> list[tuple[str, str, float]]:
+    """WordSim353 ``(word, word, human score 0–10)`` pairs."""
+    return _read_pairs("wordsim353.tsv")
+
+
+def load_simlex999() -> list[tuple[str, str, float]]:
+    """SimLex-999 ``(word, word, similarity 0–10)`` pairs."""
+    return _read_pairs("simlex999.txt")
+
+
+def load_google_analogies() -> dict[str, list[tuple[str, str, str, str]]]:
+    """Google analogy questions ``a : b :: c : d`` grouped by section."""
+    sections: dict[str, list[tuple[str, str, str, str]]] = {}
+    current = ""
+    for line in gensim_test_file("questions-words.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith(":"):
+            current = line[1:].strip()
+            sections[current] = []
+        elif line.strip():
+            a, b, c, d = line.split()
+            sections[current].append((a, b, c, d))
+    return sections
+
+
+def split_lines(lines: list[str], held_out_fraction: float = 0.2) -> tuple[list[str], list[str]]:
+    """Deterministic split: every k-th line goes to the held-out part.
+
+    Interleaving instead of cutting at the end keeps both parts from the same
+    mix of topics (a bill's opening and its closing articles differ a lot).
+    """
+    if isinstance(lines, str):
+        raise TypeError("lines must be a list of str lines, not one str: use text.splitlines()")
+    if not 0 < held_out_fraction < 1:
+        raise ValueError(f"held_out_fraction must be between 0 and 1, got {held_out_fraction}")
+    every = round(1 / held_out_fraction)
+    train = [line for i, line in enumerate(lines) if i % every != every - 1]
+    held_out = [line for i, line in enumerate(lines) if i % every == every - 1]
+    return train, held_out

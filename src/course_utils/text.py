@@ -1,0 +1,274 @@
+"""2장 텍스트 전처리와 토큰화: cleaning, normalization and tokenizers.
+
+English tokenizers are written from scratch (whitespace, punctuation and the
+Penn Treebank rules) and checked against NLTK; Korean is split into morphemes
+by KoNLPy's analyzers behind one interface, :class:`MorphTokenizer`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import unicodedata
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "ANALYZERS",
+    "JavaNotFoundError",
+    "MorphTokenizer",
+    "clean_text",
+    "fold_case",
+    "java_status",
+    "normalize",
+    "punctuation_tokenize",
+    "rule_tokenize",
+    "whitespace_tokenize",
+]
+
+
+def _require_str(text: object, name: str = "text") -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a str, got {type(text).__name__}")
+    return text
+
+
+# ---------------------------------------------------------------------------
+# Cleaning and normalization
+# ---------------------------------------------------------------------------
+
+# Zero-width characters that copy-pasted web text often carries.
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+_SPACES = re.compile(r"\s+")
+_URL = re.compile(r"https?://\S+|www\.\S+")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+_HTML_TAG = re.compile(r"<[^>]+>")
+
+
+def normalize(text: str, form: str = "NFC") -> str:
+    """Unicode-normalize ``text`` and collapse every run of white space to one space.
+
+    NFC matters for Korean: text from some systems arrives decomposed into jamo
+    (``'ㅎ' 'ㅏ' 'ㄴ'`` instead of ``'한'``), and the two spellings compare unequal.
+    """
+    _require_str(text)
+    if form not in ("NFC", "NFKC", "NFD", "NFKD"):
+        raise ValueError(f"form must be one of NFC, NFKC, NFD, NFKD, got {form!r}")
+    text = unicodedata.normalize(form, text)
+    text = _ZERO_WIDTH.sub("", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def clean_text(
+    text: str,
+    *,
+    remove_urls: bool = True,
+    remove_emails: bool = True,
+    remove_html: bool = True,
+) -> str:
+    """Remove URLs, e-mail addresses and HTML tags, then :func:`normalize`."""
+    _require_str(text)
+    if remove_html:
+        text = _HTML_TAG.sub(" ", text)
+    if remove_urls:
+        text = _URL.sub(" ", text)
+    if remove_emails:
+        text = _EMAIL.sub(" ", text)
+    return normalize(text)
+
+
+def fold_case(tokens: Iterable[str], keep_acronyms: bool = True) -> list[str]:
+    """Lower-case tokens, optionally keeping all-capital acronyms such as ``US``.
+
+    Lower-casing merges ``There``/``there`` (good: same word) but also
+    ``US``/``us`` (bad: different words). Keeping tokens of two or more capital
+    letters is the usual compromise.
+    """
+    if isinstance(tokens, str):
+        raise TypeError("tokens must be a list of str, not one str: tokenize the text first")
+    folded = []
+    for token in tokens:
+        _require_str(token, "each token")
+        if keep_acronyms and len(token) >= 2 and token.isupper():
+            folded.append(token)
+        else:
+            folded.append(token.lower())
+    return folded
+
+
+# ---------------------------------------------------------------------------
+# English tokenizers
+# ---------------------------------------------------------------------------
+
+_WORD_OR_PUNCT = re.compile(r"\w+|[^\w\s]+")
+
+
+def whitespace_tokenize(text: str) -> list[str]:
+    """Split on white space only: ``"Let's tokenize!"`` → ``["Let's", "tokenize!"]``."""
+    return _require_str(text).split()
+
+
+def punctuation_tokenize(text: str) -> list[str]:
+    """Split into runs of word characters and runs of punctuation.
+
+    ``"Isn't"`` → ``["Isn", "'", "t"]``; the same rule as NLTK's ``wordpunct_tokenize``.
+    """
+    return _WORD_OR_PUNCT.findall(_require_str(text))
+
+
+# The Penn Treebank tokenization rules (the original sed script by Robert
+# MacIntyre), as (pattern, replacement) pairs applied in order.
+_TREEBANK_STARTING_QUOTES = [
+    (re.compile(r'^"'), r"``"),
+    (re.compile(r"(``)"), r" \1 "),
+    (re.compile(r'([ (\[{<])(")'), r"\1 `` "),
+]
+_TREEBANK_PUNCTUATION = [
+    (re.compile(r"([:,])([^\d])"), r" \1 \2"),
+    (re.compile(r"([:,])$"), r" \1 "),
+    (re.compile(r"\.\.\."), r" ... "),
+    (re.compile(r"[;@#$%&]"), r" \g<0> "),
+    # Split the final period only: "Mr." inside a sentence stays whole.
+    (re.compile(r'([^\.])(\.)([\]\)}>"\']*)\s*$'), r"\1 \2\3 "),
+    (re.compile(r"[?!]"), r" \g<0> "),
+    (re.compile(r"([^'])' "), r"\1 ' "),
+]
+_TREEBANK_BRACKETS = (re.compile(r"[\]\[\(\)\{\}\<\>]"), r" \g<0> ")
+_TREEBANK_DOUBLE_DASH = (re.compile(r"--"), r" -- ")
+_TREEBANK_ENDING_QUOTES = [
+    (re.compile(r'"'), " '' "),
+    (re.compile(r"(\S)('')"), r"\1 \2 "),
+    # Clitics: it's, I'm, we'd, we'll, you're, I've, isn't.
+    (re.compile(r"([^' ])('[sS]|'[mM]|'[dD]|') "), r"\1 \2 "),
+    (re.compile(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r"\1 \2 "),
+]
+# Words the Treebank splits although no apostrophe marks them.
+_TREEBANK_CONTRACTIONS = [
+    re.compile(pattern, flags=re.IGNORECASE)
+    for pattern in (
+        r"\b(can)(not)\b",
+        r"\b(d)('ye)\b",
+        r"\b(gim)(me)\b",
+        r"\b(gon)(na)\b",
+        r"\b(got)(ta)\b",
+        r"\b(lem)(me)\b",
+        r"\b(more)('n)\b",
+        r"\b(wan)(na)(?=\s)",
+        r" ('t)(is)\b",
+        r" ('t)(was)\b",
+    )
+]
+
+
+def rule_tokenize(text: str) -> list[str]:
+    """Tokenize English with the Penn Treebank rules.
+
+    ``"Let's tokenize! Isn't this easy?"`` →
+    ``['Let', "'s", 'tokenize', '!', 'Is', "n't", 'this', 'easy', '?']``.
+    Clitics (``'s``, ``n't``, ``'ll``) become tokens of their own, punctuation is
+    split off, and only a sentence-final period is separated, so ``Mr.`` survives.
+    """
+    text = _require_str(text)
+    for pattern, replacement in _TREEBANK_STARTING_QUOTES:
+        text = pattern.sub(replacement, text)
+    for pattern, replacement in _TREEBANK_PUNCTUATION:
+        text = pattern.sub(replacement, text)
+    pattern, replacement = _TREEBANK_BRACKETS
+    text = pattern.sub(replacement, text)
+    pattern, replacement = _TREEBANK_DOUBLE_DASH
+    text = pattern.sub(replacement, text)
+    # Pad so that the clitic rules, which look for a following space, also
+    # match at the end of the text.
+    text = f" {text} "
+    for pattern, replacement in _TREEBANK_ENDING_QUOTES:
+        text = pattern.sub(replacement, text)
+    for pattern in _TREEBANK_CONTRACTIONS:
+        text = pattern.sub(r" \1 \2 ", text)
+    return text.split()
+
+
+# ---------------------------------------------------------------------------
+# Korean morphemes (KoNLPy)
+# ---------------------------------------------------------------------------
+
+ANALYZERS = ("hannanum", "kkma", "komoran", "okt")
+_ANALYZER_CLASSES = {"hannanum": "Hannanum", "kkma": "Kkma", "komoran": "Komoran", "okt": "Okt"}
+
+JAVA_FIX = (
+    "KoNLPy needs a Java runtime (JDK 8 or newer). Install one and retry: "
+    "Debian/Ubuntu `sudo apt-get install default-jdk`, macOS `brew install openjdk`, "
+    "Windows: install a JDK (e.g. Temurin) and set JAVA_HOME to its folder. "
+    "On Colab Java is already present."
+)
+
+
+class JavaNotFoundError(RuntimeError):
+    """KoNLPy cannot start because no Java runtime was found."""
+
+
+def java_status() -> tuple[bool, str]:
+    """Return ``(ok, detail)``: whether JPype can find a JVM, and where or why not."""
+    try:
+        import jpype
+    except ImportError:
+        return False, "JPype1 is not installed: pip install konlpy"
+    try:
+        path = jpype.getDefaultJVMPath()
+    except Exception as error:  # JPype raises its own JVMNotFoundException
+        java = shutil.which("java")
+        where = f"`java` is at {java} but " if java else "no `java` on PATH and "
+        return False, f"{where}JPype could not find a JVM ({error})"
+    return True, str(path)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_analyzer(name: str) -> Any:
+    ok, detail = java_status()
+    if not ok:
+        raise JavaNotFoundError(f"{detail}. {JAVA_FIX}")
+    try:
+        import konlpy.tag
+    except ImportError as error:  # pragma: no cover - konlpy is in requirements.txt
+        raise ImportError("KoNLPy is not installed: pip install konlpy") from error
+    return getattr(konlpy.tag, _ANALYZER_CLASSES[name])()
+
+
+class MorphTokenizer:
+    """One interface over KoNLPy's Hannanum, Kkma, Komoran and Okt.
+
+    >>> MorphTokenizer("hannanum")("드디어 교안 다 썼다!")
+    ['드디어', '교안', '다', '쓰', '었다', '!']
+
+    The analyzer is created on first use and shared: starting the JVM and
+    loading a dictionary takes seconds, tokenizing afterwards is fast.
+    """
+
+    def __init__(self, name: str = "okt") -> None:
+        if not isinstance(name, str) or name.lower() not in ANALYZERS:
+            raise ValueError(f"analyzer must be one of {', '.join(ANALYZERS)}, got {name!r}")
+        self.name = name.lower()
+
+    @property
+    def analyzer(self) -> Any:
+        return _load_analyzer(self.name)
+
+    def morphs(self, text: str) -> list[str]:
+        """Split ``text`` into morphemes."""
+        text = _require_str(text)
+        if not text.strip():
+            return []
+        return list(self.analyzer.morphs(text))
+
+    def pos(self, text: str) -> list[tuple[str, str]]:
+        """Split ``text`` into ``(morpheme, part-of-speech tag)`` pairs (tag sets differ)."""
+        text = _require_str(text)
+        if not text.strip():
+            return []
+        return [(str(m), str(t)) for m, t in self.analyzer.pos(text)]
+
+    def __call__(self, text: str) -> list[str]:
+        return self.morphs(text)
+
+    def __repr__(self) -> str:
+        return f"MorphTokenizer({self.name!r})"
