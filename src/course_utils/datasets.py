@@ -9,12 +9,14 @@
 from __future__ import annotations
 
 import importlib
+import unicodedata
 from pathlib import Path
 from types import ModuleType
 
 __all__ = [
     "MissingPackageError",
     "gensim_test_file",
+    "korean_corpus_lines",
     "load_google_analogies",
     "load_kobill",
     "load_kolaw",
@@ -123,3 +125,19 @@ def split_lines(lines: list[str], held_out_fraction: float = 0.2) -> tuple[list[
     train = [line for i, line in enumerate(lines) if i % every != every - 1]
     held_out = [line for i, line in enumerate(lines) if i % every == every - 1]
     return train, held_out
+
+
+def korean_corpus_lines() -> list[str]:
+    """Every line of the constitution and the ten bills, normalized, in a fixed order.
+
+    Lines without a single letter (the bills' ``-----`` separators, page
+    numbers) are dropped; everything else is kept as written.
+    """
+    texts = [load_kolaw(), *load_kobill().values()]
+    lines = []
+    for text in texts:
+        for line in text.splitlines():
+            line = " ".join(line.split())
+            if any(ch.isalpha() for ch in line):
+                lines.append(unicodedata.normalize("NFC", line))
+    return lines

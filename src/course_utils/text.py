@@ -254,18 +254,20 @@ class MorphTokenizer:
         return _load_analyzer(self.name)
 
     def morphs(self, text: str) -> list[str]:
-        """Split ``text`` into morphemes."""
-        text = _require_str(text)
-        if not text.strip():
-            return []
-        return list(self.analyzer.morphs(text))
+        """Split ``text`` into morphemes (white space is never a token)."""
+        return [morpheme for morpheme, _ in self.pos(text)]
 
     def pos(self, text: str) -> list[tuple[str, str]]:
-        """Split ``text`` into ``(morpheme, part-of-speech tag)`` pairs (tag sets differ)."""
+        """Split ``text`` into ``(morpheme, part-of-speech tag)`` pairs.
+
+        Each analyzer has its own tag set (Kkma ``NNG``, Okt ``Noun``, …).
+        Okt returns line breaks as tokens; they are dropped here.
+        """
         text = _require_str(text)
         if not text.strip():
             return []
-        return [(str(m), str(t)) for m, t in self.analyzer.pos(text)]
+        pairs = self.analyzer.pos(text)
+        return [(str(m), str(t)) for m, t in pairs if str(m).strip()]
 
     def __call__(self, text: str) -> list[str]:
         return self.morphs(text)

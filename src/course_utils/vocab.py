@@ -8,9 +8,9 @@ Special tokens come first, in a fixed order, so every later chapter can rely on
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
-__all__ = ["BERT_SPECIALS", "SEQ_SPECIALS", "Vocab"]
+__all__ = ["BERT_SPECIALS", "SEQ_SPECIALS", "Vocab", "oov_rate"]
 
 #: Padding, unknown word, start and end of sequence (RNN, seq2seq chapters).
 SEQ_SPECIALS: tuple[str, ...] = ("<pad>", "<unk>", "<sos>", "<eos>")
@@ -168,3 +168,14 @@ class Vocab:
 
     def __repr__(self) -> str:
         return f"Vocab(size={len(self)}, specials={self.specials})"
+
+
+def oov_rate(tokens: Sequence[str], known: Container[str]) -> float:
+    """The out-of-vocabulary rate: the fraction of ``tokens`` not in ``known``.
+
+    ``known`` is any container of tokens: a :class:`Vocab`, a set, a dict.
+    """
+    tokens = _check_tokens(tokens, "tokens")
+    if len(tokens) == 0:
+        raise ValueError("tokens is empty: the OOV rate of no tokens is undefined")
+    return sum(token not in known for token in tokens) / len(tokens)

@@ -1,0 +1,68 @@
+# The two commands of the README:
+#   make book   build the book into _build/html (sets everything up first)
+#   make test   run every test, including the strict book build
+# Other targets: exercises (masters → student notebooks + autograder zips),
+# grade, benchmarks, doctor, lint, clean.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+MATHJAX_VERSION := 3.2.2
+MATHJAX := book/_static/mathjax/tex-chtml.js
+BOOK_FLAGS := --builder html -W -n --keep-going
+PYTEST_FLAGS ?=
+
+.PHONY: book test exercises check-exercises grade benchmarks doctor lint clean prereqs
+
+prereqs:
+	@$(PYTHON) scripts/check_prereqs.py
+
+$(STAMP): requirements.txt pyproject.toml scripts/check_prereqs.py
+	@$(PYTHON) scripts/check_prereqs.py
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -r requirements.txt -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (NLP 강의)"
+	touch $(STAMP)
+
+# MathJax 3 is vendored from the npm package at build time (never committed,
+# never loaded from a CDN), so the site renders equations offline.
+$(MATHJAX):
+	rm -rf build/mathjax && mkdir -p build/mathjax book/_static
+	cd build/mathjax && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null
+	tar -xzf build/mathjax/mathjax-$(MATHJAX_VERSION).tgz -C build/mathjax
+	rm -rf book/_static/mathjax && cp -r build/mathjax/package/es5 book/_static/mathjax
+	cp build/mathjax/package/LICENSE book/_static/mathjax/LICENSE
+
+book: $(STAMP) $(MATHJAX)
+	@if [ -n "$$CI" ]; then rm -rf _build/.jupyter_cache; fi
+	TQDM_DISABLE=1 $(BIN)/jupyter-book build . $(BOOK_FLAGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks scripts book/_ext
+	$(BIN)/ruff format --check src tests benchmarks scripts book/_ext
+
+test: book lint check-exercises
+	$(BIN)/python -m pytest --cov=course_utils --cov-report=term-missing $(PYTEST_FLAGS)
+
+# Masters (exercises/*.md, with solutions and hidden tests) → committed
+# student notebooks (notebooks/) and autograder zips (dist/, never committed).
+exercises: $(STAMP)
+	$(BIN)/python -m course_utils.exercises build
+
+check-exercises: $(STAMP)
+	$(BIN)/python -m course_utils.exercises check
+
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || (echo "usage: make grade SUBMISSIONS=folder CHAPTER=ch02_tokenization [OUT=grades.csv]"; exit 2)
+	$(BIN)/python -m course_utils grade $(SUBMISSIONS) --chapter $(CHAPTER) --out $(or $(OUT),grades.csv)
+
+benchmarks: $(STAMP)
+	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+doctor: $(STAMP)
+	$(BIN)/python -m course_utils doctor
+
+clean:
+	rm -rf _build dist build book/_static/mathjax

@@ -1,0 +1,36 @@
+"""Check what pip cannot install before `make` builds the environment.
+
+Python 3.10 or newer and a Java runtime (for KoNLPy). Runs with any Python 3.
+"""
+
+import shutil
+import subprocess
+import sys
+
+problems = []
+if sys.version_info < (3, 10):
+    problems.append(
+        "Python 3.10 or newer is needed (found %d.%d): install it and run "
+        "`make PYTHON=python3.11 book`" % sys.version_info[:2]
+    )
+java = shutil.which("java")
+if java is None:
+    problems.append(
+        "a Java runtime is needed for KoNLPy: Debian/Ubuntu `sudo apt-get install "
+        "default-jdk`, macOS `brew install openjdk`, Windows: install a JDK and set JAVA_HOME"
+    )
+else:
+    run = subprocess.run([java, "-version"], capture_output=True, text=True)
+    if run.returncode != 0:
+        problems.append("`java -version` failed: reinstall the Java runtime (%s)" % java)
+if shutil.which("npm") is None:
+    problems.append(
+        "npm is needed once, to vendor MathJax for offline equations: install Node.js "
+        "(Debian/Ubuntu `sudo apt-get install npm`, macOS `brew install node`)"
+    )
+if problems:
+    print("Missing prerequisites:", file=sys.stderr)
+    for problem in problems:
+        print("  - " + problem, file=sys.stderr)
+    sys.exit(1)
+print("prerequisites ok: Python %d.%d, java, npm" % sys.version_info[:2])
