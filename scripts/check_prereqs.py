@@ -1,3 +1,4 @@
+# ruff: noqa: UP031, UP036 - this script must also run on old Pythons to say "too old".
 """Check what pip cannot install before `make` builds the environment.
 
 Python 3.10 or newer and a Java runtime (for KoNLPy). Runs with any Python 3.

@@ -35,7 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    doctor = commands.add_parser("doctor", help="check the course environment and say how to fix it")
+    doctor = commands.add_parser(
+        "doctor", help="check the course environment and say how to fix it"
+    )
     doctor.add_argument("--quick", action="store_true", help="skip starting the JVM and KoNLPy")
 
     grade = commands.add_parser("grade", help="grade a folder of submitted notebooks into one CSV")
@@ -44,10 +46,18 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--autograder", type=Path, help="autograder zip (instead of --chapter)")
     grade.add_argument("--out", type=Path, default=Path("grades.csv"), help="CSV to write")
     grade.add_argument("--jobs", type=int, default=None, help="parallel graders (default: CPUs)")
-    grade.add_argument("--timeout", type=float, default=grading.DEFAULT_TIMEOUT_S,
-                       help="seconds per submission (default 300)")
-    grade.add_argument("--memory-mb", type=int, default=grading.DEFAULT_MEMORY_MB,
-                       help="address-space cap per submission in MiB (default 4096)")
+    grade.add_argument(
+        "--timeout",
+        type=float,
+        default=grading.DEFAULT_TIMEOUT_S,
+        help="seconds per submission (default 300)",
+    )
+    grade.add_argument(
+        "--memory-mb",
+        type=int,
+        default=grading.DEFAULT_MEMORY_MB,
+        help="address-space cap per submission in MiB (default 4096)",
+    )
 
     args = parser.parse_args(argv)
     if args.command == "doctor":

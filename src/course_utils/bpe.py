@@ -15,6 +15,7 @@ import heapq
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 __all__ = ["BPE", "END_OF_WORD", "count_pairs", "merge_pair", "train_bpe"]
 
@@ -48,7 +49,7 @@ def count_pairs(words: Mapping[Symbols, int]) -> Counter[Pair]:
     """Count adjacent symbol pairs, each weighted by its word's frequency."""
     pairs: Counter[Pair] = Counter()
     for symbols, count in words.items():
-        for pair in zip(symbols, symbols[1:]):
+        for pair in pairwise(symbols):
             pairs[pair] += count
     return pairs
 
@@ -105,9 +106,7 @@ class BPE:
         symbols: Symbols = (*word, self.end_of_word)
         while len(symbols) > 1:
             ranked = [
-                (self._ranks[pair], pair)
-                for pair in zip(symbols, symbols[1:])
-                if pair in self._ranks
+                (self._ranks[pair], pair) for pair in pairwise(symbols) if pair in self._ranks
             ]
             if not ranked:
                 break
@@ -135,7 +134,9 @@ class BPE:
             else:
                 current += piece
         if current:
-            raise ValueError(f"pieces end in the middle of a word: {current!r} has no {self.end_of_word}")
+            raise ValueError(
+                f"pieces end in the middle of a word: {current!r} has no {self.end_of_word}"
+            )
         return words
 
 
@@ -166,7 +167,7 @@ def train_bpe(
     pair_counts: Counter[Pair] = Counter()
     where: dict[Pair, set[int]] = {}
     for index, symbols in enumerate(words):
-        for pair in zip(symbols, symbols[1:]):
+        for pair in pairwise(symbols):
             pair_counts[pair] += freqs[index]
             where.setdefault(pair, set()).add(index)
     # Max-heap by count, ties to the smallest pair; stale entries are skipped.
@@ -188,10 +189,10 @@ def train_bpe(
             old = words[index]
             new = _merge_symbols(old, best)
             freq = freqs[index]
-            for pair in zip(old, old[1:]):
+            for pair in pairwise(old):
                 pair_counts[pair] -= freq
                 changed.add(pair)
-            for pair in zip(new, new[1:]):
+            for pair in pairwise(new):
                 pair_counts[pair] += freq
                 where.setdefault(pair, set()).add(index)
                 changed.add(pair)

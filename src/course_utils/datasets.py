@@ -73,7 +73,11 @@ def gensim_test_file(name: str) -> Path:
 def load_lee_corpus(background: bool = True) -> list[str]:
     """The Lee corpus of Australian news (one document a line): 300 documents, or 50."""
     name = "lee_background.cor" if background else "lee.cor"
-    text = gensim_test_file(name).read_text(encoding="utf-8")
+    raw = gensim_test_file(name).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")  # gensim's lee.cor is Latin-1 ("£" is byte 0xA3)
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 

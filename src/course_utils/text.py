@@ -41,7 +41,8 @@ def _require_str(text: object, name: str = "text") -> str:
 # Zero-width characters that copy-pasted web text often carries.
 _ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _SPACES = re.compile(r"\s+")
-_URL = re.compile(r"https?://\S+|www\.\S+")
+# A URL ends before trailing punctuation: "see www.example.org, then" keeps the comma.
+_URL = re.compile(r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?')\]]")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _HTML_TAG = re.compile(r"<[^>]+>")
 
@@ -222,7 +223,7 @@ def java_status() -> tuple[bool, str]:
     return True, str(path)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_analyzer(name: str) -> Any:
     ok, detail = java_status()
     if not ok:

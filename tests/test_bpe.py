@@ -1,0 +1,151 @@
+"""BPE is checked against Algorithm 1 of Sennrich et al. (2016), transcribed below."""
+
+import collections
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course_utils.bpe import BPE, END_OF_WORD, count_pairs, merge_pair, train_bpe
+from course_utils.datasets import korean_corpus_lines
+
+
+def sennrich_algorithm_1(word_counts, num_merges, min_frequency=2):
+    """The paper's reference code: recount every pair, merge with a regex.
+
+    One change: ties go to the smallest pair (the paper's ``max`` takes the
+    first in dict order), so the merge table is well defined.
+    """
+
+    def get_stats(vocab):
+        pairs = collections.defaultdict(int)
+        for word, freq in vocab.items():
+            symbols = word.split()
+            for i in range(len(symbols) - 1):
+                pairs[symbols[i], symbols[i + 1]] += freq
+        return pairs
+
+    def merge_vocab(pair, v_in):
+        v_out = {}
+        bigram = re.escape(" ".join(pair))
+        p = re.compile(r"(?<!\S)" + bigram + r"(?!\S)")
+        for word in v_in:
+            v_out[p.sub("".join(pair), word)] = v_in[word]
+        return v_out
+
+    vocab = {" ".join(word) + " " + END_OF_WORD: count for word, count in word_counts.items()}
+    merges = []
+    for _ in range(num_merges):
+        pairs = get_stats(vocab)
+        if not pairs:
+            break
+        best = min(pairs, key=lambda pair: (-pairs[pair], pair))
+        if pairs[best] < min_frequency:
+            break
+        merges.append(best)
+        vocab = merge_vocab(best, vocab)
+    return merges, vocab
+
+
+PAPER_EXAMPLE = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+
+
+def test_first_merges_of_the_paper_example():
+    bpe = train_bpe(PAPER_EXAMPLE, num_merges=3)
+    assert bpe.merges == [("e", "s"), ("es", "t"), ("est", END_OF_WORD)]
+    assert [freq for _, freq in bpe.history] == [9, 9, 9]
+
+
+def test_matches_algorithm_1_on_the_paper_example():
+    reference, _ = sennrich_algorithm_1(PAPER_EXAMPLE, 10)
+    assert train_bpe(PAPER_EXAMPLE, 10).merges == reference
+
+
+def test_matches_algorithm_1_on_korean_text():
+    words = collections.Counter(w for line in korean_corpus_lines()[:600] for w in line.split())
+    reference, _ = sennrich_algorithm_1(words, 300)
+    assert train_bpe(words, 300).merges == reference
+
+
+words_strategy = st.dictionaries(
+    st.text(alphabet="abcd가나", min_size=1, max_size=7), st.integers(1, 6), min_size=1, max_size=12
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(words_strategy, st.integers(0, 25), st.integers(1, 3))
+def test_incremental_counts_equal_recounting_every_step(words, num_merges, min_frequency):
+    reference, _ = sennrich_algorithm_1(words, num_merges, min_frequency)
+    assert train_bpe(words, num_merges, min_frequency).merges == reference
+
+
+@settings(max_examples=100, deadline=None)
+@given(words_strategy, st.integers(0, 25))
+def test_encoding_a_training_word_gives_its_final_training_segmentation(words, num_merges):
+    bpe = train_bpe(words, num_merges)
+    _, segmented = sennrich_algorithm_1(words, num_merges)
+    for word in words:
+        assert " ".join(bpe.encode_word(word)) in segmented
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    words_strategy, st.lists(st.text(alphabet="abcdxy가나다", min_size=1, max_size=8), max_size=8)
+)
+def test_decode_inverts_encode_even_for_unseen_words(words, sentence):
+    bpe = train_bpe(words, 10)
+    assert bpe.decode(bpe.encode(sentence)) == sentence
+
+
+def test_unseen_word_is_built_from_learned_pieces():
+    bpe = train_bpe(PAPER_EXAMPLE, 10)
+    assert bpe.encode_word("lowest") == ["low", "est</w>"]
+    assert set(bpe.encode_word("lowest")) <= set(bpe.symbols)
+
+
+def test_count_pairs_and_merge_pair():
+    words = {("a", "a", "a"): 2, ("b",): 7}
+    assert count_pairs(words) == {("a", "a"): 4}
+    assert merge_pair(("a", "a"), words) == {("aa", "a"): 2, ("b",): 7}
+    assert merge_pair(("a", "b"), {("ca", "b"): 1}) == {("ca", "b"): 1}
+
+
+def test_symbols_list_alphabet_end_marker_then_merges():
+    bpe = train_bpe(PAPER_EXAMPLE, 2)
+    assert bpe.symbols[: len(bpe.alphabet) + 1] == [*sorted(set("lowernstid")), END_OF_WORD]
+    assert bpe.symbols[-2:] == ["es", "est"]
+
+
+def test_bad_input_gets_clear_errors():
+    with pytest.raises(ValueError, match="empty"):
+        train_bpe([], 10)
+    with pytest.raises(TypeError, match="not one str"):
+        train_bpe("low lower", 10)
+    with pytest.raises(ValueError, match="white space"):
+        train_bpe(["low lower"], 10)
+    with pytest.raises(ValueError, match="num_merges"):
+        train_bpe(["low"], -1)
+    with pytest.raises(ValueError, match="min_frequency"):
+        train_bpe(["low"], 1, min_frequency=0)
+    with pytest.raises(ValueError, match="ints >= 1"):
+        train_bpe({"low": 0}, 1)
+    with pytest.raises(TypeError, match="words must be str"):
+        train_bpe([1, 2], 1)  # type: ignore[list-item]
+    bpe = train_bpe(PAPER_EXAMPLE, 3)
+    with pytest.raises(TypeError, match="split the text first"):
+        bpe.encode("low lower")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="white space"):
+        bpe.encode_word("lo w")
+    with pytest.raises(TypeError, match="word must be a str"):
+        bpe.encode_word(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="middle of a word"):
+        bpe.decode(["lo"])
+    with pytest.raises(TypeError, match="list of subwords"):
+        bpe.decode("low</w>")  # type: ignore[arg-type]
+
+
+def test_model_can_be_rebuilt_from_its_merge_table():
+    trained = train_bpe(PAPER_EXAMPLE, 10)
+    rebuilt = BPE(merges=list(trained.merges))
+    assert rebuilt.encode(["lowest", "newer"]) == trained.encode(["lowest", "newer"])

@@ -1,0 +1,122 @@
+"""The built site in a real browser: headless Chromium from Debian, served on localhost.
+
+Korean text, rendered equations and figures, no failed requests, no console
+errors, and a Korean search that returns results. Screenshots are saved under
+_build/screenshots/. `.ci/run` installs Chromium, so CI always runs this.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = [pytest.mark.book, pytest.mark.slow]
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep the test output readable
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site):
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip(
+            "Chromium is not installed: `sudo apt-get install chromium` (Debian/Ubuntu); "
+            ".ci/run installs it before the tests"
+        )
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class PageProblems:
+    """Console errors, failed requests and requests that left localhost."""
+
+    def __init__(self, page, origin: str):
+        self.errors: list[str] = []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url} {r.failure}"))
+        page.on(
+            "response",
+            lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status}: {r.url}"),
+        )
+
+        def only_localhost(route):
+            if urlparse(route.request.url).netloc == urlparse(origin).netloc:
+                route.continue_()
+            else:
+                self.errors.append(f"external request: {route.request.url}")
+                route.abort()
+
+        page.route("**/*", only_localhost)
+
+
+@pytest.mark.parametrize(
+    "path, must_contain, needs_math",
+    [
+        ("book/intro.html", "로드맵", False),
+        ("book/ch01_nlp_and_sequences.html", "연쇄 법칙", True),
+        ("book/ch02_tokenization.html", "바이트 쌍 인코딩", False),
+        ("notebooks/ch02_tokenization.html", "구두점 토크나이저", False),
+        ("book/glossary.html", "형태소", True),
+    ],
+)
+def test_page_renders_korean_math_and_figures_without_errors(
+    browser, site_url, built_site, path, must_contain, needs_math
+):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems = PageProblems(page, site_url)
+    page.goto(f"{site_url}/{path}", wait_until="networkidle")
+    assert must_contain in page.inner_text("body")
+    if needs_math:
+        page.wait_for_function(
+            "() => document.querySelectorAll('mjx-container').length > 0", timeout=30000
+        )
+    broken = page.evaluate(
+        "() => [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+    )
+    assert broken == []
+    if "ch02_tokenization" in path and path.startswith("book/"):
+        assert page.evaluate("() => document.querySelectorAll('.cell_output img').length") >= 1
+    shots = built_site.parent / "screenshots"
+    shots.mkdir(exist_ok=True)
+    page.screenshot(path=str(shots / (path.replace("/", "_").replace(".html", ".png"))))
+    page.close()
+    assert problems.errors == []
+
+
+def test_korean_search_returns_results_in_the_browser(browser, site_url, built_site):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems = PageProblems(page, site_url)
+    page.goto(f"{site_url}/search.html?q=모델", wait_until="networkidle")
+    page.wait_for_selector("#search-results li", timeout=30000)
+    results = page.eval_on_selector_all("#search-results li a", "links => links.map(a => a.href)")
+    assert any("book/setup.html" in link for link in results), results
+    page.screenshot(path=str(built_site.parent / "screenshots" / "search.png"))
+    page.close()
+    assert problems.errors == []

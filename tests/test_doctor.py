@@ -1,0 +1,41 @@
+import subprocess
+import sys
+
+from course_utils import doctor, text
+
+
+def test_doctor_passes_on_a_complete_environment(capsys):
+    assert doctor.run_doctor() == 0
+    out = capsys.readouterr().out
+    assert "java / KoNLPy" in out and "korean font" in out and "torch device" in out
+
+
+def test_doctor_fails_and_names_the_fix_when_java_is_missing(monkeypatch, capsys):
+    monkeypatch.setattr(text, "java_status", lambda: (False, "no `java` on PATH"))
+    assert doctor.run_doctor(quick=True) == 1
+    captured = capsys.readouterr()
+    assert "apt-get install default-jdk" in captured.out
+    assert "java / KoNLPy" in captured.err
+
+
+def test_doctor_reports_a_missing_package(monkeypatch, capsys):
+    monkeypatch.setattr(doctor, "PACKAGES", ("no-such-course-package",))
+    assert doctor.run_doctor(quick=True) == 1
+    assert "run `make book`" in capsys.readouterr().out
+
+
+def test_doctor_reports_a_bad_device_setting(monkeypatch):
+    monkeypatch.setenv("COURSE_DEVICE", "tpu")
+    checks = {c.name: c for c in doctor.run_checks(quick=True)}
+    assert not checks["torch device"].ok and "COURSE_DEVICE" in checks["torch device"].fix
+
+
+def test_doctor_command_line():
+    run = subprocess.run(
+        [sys.executable, "-m", "course_utils", "doctor", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "everything the course needs is here" in run.stdout

@@ -1,0 +1,168 @@
+"""Tests of the tests: grading real submissions with `otter run`, in one batch per chapter.
+
+The solution scores 100 %, the untouched student notebook 0, a plausible wrong
+answer loses exactly that question's points, an infinite loop is cut at the
+limit and a kernel that calls os._exit gets 0 with the reason, without
+hanging the batch.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT
+
+from course_utils import grading
+
+pytestmark = pytest.mark.slow
+
+WRONG_ANSWERS = {
+    "ch01_nlp_and_sequences": (
+        "q2",
+        "def edit_distance",
+        # Forgets that a substitution costs one step, not two.
+        "def edit_distance(a, b):\n    return len(a) + len(b) - 2 * sum(x == y for x, y in zip(a, b))\n",
+    ),
+    "ch02_tokenization": (
+        "q2",
+        "def count_pairs",
+        # Counts each pair once per word type instead of weighting by frequency.
+        "def count_pairs(words):\n    pairs = Counter()\n    for symbols in words:\n"
+        "        for pair in zip(symbols, symbols[1:]):\n            pairs[pair] += 1\n    return pairs\n",
+    ),
+}
+
+
+def _replace_cell(notebook: dict, marker: str, source: str) -> dict:
+    copy = json.loads(json.dumps(notebook))
+    cells = [
+        c for c in copy["cells"] if c["cell_type"] == "code" and marker in "".join(c["source"])
+    ]
+    assert len(cells) == 1, marker
+    cells[0]["source"] = source
+    return copy
+
+
+@pytest.fixture(scope="module", params=sorted(WRONG_ANSWERS))
+def graded(request, assignments, tmp_path_factory):
+    name = request.param
+    assignment = assignments[name]
+    solution = json.loads(assignment.autograder_notebook.read_text(encoding="utf-8"))
+    blank = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
+    question, marker, wrong_source = WRONG_ANSWERS[name]
+    folder = tmp_path_factory.mktemp(f"submissions-{name}")
+    submissions = {
+        "solution": solution,
+        "blank": blank,
+        "wrong": _replace_cell(solution, marker, wrong_source),
+        "loop": _replace_cell(solution, marker, "while True:\n    pass\n"),
+        "exit": _replace_cell(solution, marker, "import os\nos._exit(3)\n"),
+    }
+    for stem, notebook in submissions.items():
+        (folder / f"{stem}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    start = time.perf_counter()
+    results = grading.grade_batch(folder, assignment.autograder_zip, jobs=3, timeout_s=45)
+    elapsed = time.perf_counter() - start
+    out = folder / "grades.csv"
+    grading.write_csv(results, out)
+    return name, question, {r.submission.removesuffix(".ipynb"): r for r in results}, out, elapsed
+
+
+def test_solution_scores_full_marks(graded):
+    _, _, results, _, _ = graded
+    solution = results["solution"]
+    assert solution.status == "ok" and solution.total == solution.max_total > 0
+
+
+def test_blank_student_notebook_scores_zero(graded):
+    _, _, results, _, _ = graded
+    assert results["blank"].status == "ok" and results["blank"].total == 0
+
+
+def test_plausible_wrong_answer_loses_that_questions_points(graded):
+    _, question, results, _, _ = graded
+    wrong, solution = results["wrong"], results["solution"]
+    assert wrong.total < solution.total
+    assert wrong.scores[question] < wrong.possible[question]
+    assert all(wrong.scores[q] == solution.scores[q] for q in wrong.scores if q != question)
+
+
+def test_infinite_loop_is_cut_at_the_limit_and_scores_zero(graded):
+    _, _, results, _, elapsed = graded
+    loop = results["loop"]
+    assert loop.status == "timeout" and loop.total == 0 and "45 s" in loop.reason
+    assert loop.seconds < 45 + 15
+    assert elapsed < 3 * 60, "the batch must not hang"
+
+
+def test_os_exit_in_student_code_scores_zero_with_the_reason(graded):
+    _, _, results, _, _ = graded
+    crashed = results["exit"]
+    assert crashed.status == "crashed" and crashed.total == 0 and "kernel died" in crashed.reason
+
+
+def test_csv_has_one_row_per_submission_with_per_question_scores(graded):
+    _, _, results, out, _ = graded
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert sorted(r["submission"] for r in rows) == sorted(f"{s}.ipynb" for s in results)
+    questions = list(next(iter(results.values())).possible)
+    assert list(rows[0])[1 : 1 + len(questions)] == questions
+    by_name = {r["submission"]: r for r in rows}
+    assert float(by_name["solution.ipynb"]["percent"]) == 100.0
+    assert by_name["loop.ipynb"]["status"] == "timeout"
+
+
+def test_question_points_come_from_the_autograder(assignments):
+    points = grading.question_points(assignments["ch02_tokenization"].autograder_zip)
+    assert points == {"q1": 3.0, "q2": 3.0, "q3": 3.0, "q4": 3.0}
+
+
+def test_grade_command_line(assignments, tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "only.ipynb").write_text(
+        assignments["ch01_nlp_and_sequences"].autograder_notebook.read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    out = tmp_path / "grades.csv"
+    run = subprocess.run(
+        [sys.executable, "-m", "course_utils", "grade", str(folder),
+         "--autograder", str(assignments["ch01_nlp_and_sequences"].autograder_zip),
+         "--out", str(out), "--timeout", "120"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "only.ipynb: 9/9" in run.stdout
+    assert out.is_file()
+
+
+def test_bad_grading_input_gets_clear_errors(tmp_path, assignments):
+    zip_path = assignments["ch02_tokenization"].autograder_zip
+    with pytest.raises(NotADirectoryError, match=r"folder of \.ipynb"):
+        grading.grade_batch(tmp_path / "missing", zip_path)
+    with pytest.raises(ValueError, match=r"no \.ipynb submissions"):
+        grading.grade_batch(tmp_path, zip_path)
+    (tmp_path / "a.ipynb").write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="timeout_s"):
+        grading.grade_batch(tmp_path, zip_path, timeout_s=0)
+    with pytest.raises(ValueError, match="memory_mb"):
+        grading.grade_batch(tmp_path, zip_path, memory_mb=10)
+    with pytest.raises(ValueError, match="jobs"):
+        grading.grade_batch(tmp_path, zip_path, jobs=0)
+    with pytest.raises(FileNotFoundError, match="make exercises"):
+        grading.question_points(tmp_path / "none.zip")
+    with pytest.raises(ValueError, match="no results"):
+        grading.write_csv([], tmp_path / "x.csv")
+
+
+def test_unreadable_submission_is_reported_not_fatal(tmp_path, assignments):
+    (tmp_path / "broken.ipynb").write_text("not json", encoding="utf-8")
+    [result] = grading.grade_batch(
+        tmp_path, assignments["ch02_tokenization"].autograder_zip, timeout_s=120
+    )
+    assert result.status == "crashed" and result.total == 0 and result.reason

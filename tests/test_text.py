@@ -1,0 +1,168 @@
+import string
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nltk.tokenize import TreebankWordTokenizer, word_tokenize, wordpunct_tokenize
+
+from course_utils import text
+from course_utils.datasets import load_lee_corpus
+from course_utils.text import (
+    ANALYZERS,
+    JavaNotFoundError,
+    MorphTokenizer,
+    clean_text,
+    fold_case,
+    normalize,
+    punctuation_tokenize,
+    rule_tokenize,
+    whitespace_tokenize,
+)
+
+# Text drawn from Latin letters, Hangul, digits, punctuation and white space.
+mixed_text = st.text(
+    alphabet=st.sampled_from(
+        list(string.ascii_letters + string.digits + string.punctuation + " \t\n")
+        + list("한국어형태소분석가나다")
+    ),
+    max_size=60,
+)
+
+
+def test_normalize_composes_decomposed_hangul():
+    decomposed = unicodedata.normalize("NFD", "한국어")
+    assert decomposed != "한국어"
+    assert normalize(decomposed) == "한국어"
+
+
+def test_normalize_collapses_white_space_and_zero_width():
+    assert normalize("  a\u200b b\t\n c ") == "a b c"
+
+
+def test_clean_text_removes_html_urls_and_emails():
+    raw = "<p>안녕</p> see https://example.com/x or www.example.org, mail ta@example.com!"
+    assert clean_text(raw) == "안녕 see or , mail !"
+
+
+def test_fold_case_keeps_acronyms():
+    assert fold_case(["There", "US", "us", "I"]) == ["there", "US", "us", "i"]
+    assert fold_case(["US"], keep_acronyms=False) == ["us"]
+
+
+@given(mixed_text)
+def test_whitespace_tokenize_equals_str_split(s):
+    assert whitespace_tokenize(s) == s.split()
+
+
+@given(mixed_text)
+def test_punctuation_tokenize_matches_nltk_wordpunct(s):
+    assert punctuation_tokenize(s) == wordpunct_tokenize(s)
+
+
+@given(mixed_text)
+def test_punctuation_tokenize_keeps_every_non_space_character(s):
+    assert "".join(punctuation_tokenize(s)) == "".join(s.split())
+
+
+def test_rule_tokenize_reproduces_the_chapter_example():
+    assert rule_tokenize("Let's tokenize! Isn't this easy?") == [
+        "Let", "'s", "tokenize", "!", "Is", "n't", "this", "easy", "?",
+    ]  # fmt: skip
+
+
+def test_rule_tokenize_matches_nltk_treebank_on_the_whole_lee_corpus():
+    treebank = TreebankWordTokenizer()
+    documents = load_lee_corpus()
+    mismatches = [d[:80] for d in documents if rule_tokenize(d) != treebank.tokenize(d)]
+    assert mismatches == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Don't be fooled by the dark sounding name, Mr. Jone's Orphanage is as cheery as cheery goes.",
+        'She said, "I cannot go -- gonna stay (home) [now]!"',
+        "They'll say we'd've done it; it's 5:30, isn't it?",
+        "Prices rose 3.5% to $12.50 at the U.S. store...",
+    ],
+)
+def test_rule_tokenize_matches_nltk_word_tokenize_without_punkt(sentence):
+    assert rule_tokenize(sentence) == word_tokenize(sentence, preserve_line=True)
+
+
+@pytest.mark.parametrize(
+    "fn", [normalize, clean_text, whitespace_tokenize, punctuation_tokenize, rule_tokenize]
+)
+def test_text_functions_reject_non_strings(fn):
+    with pytest.raises(TypeError, match="must be a str"):
+        fn(["not", "a", "string"])
+
+
+def test_fold_case_rejects_a_plain_string():
+    with pytest.raises(TypeError, match="tokenize the text first"):
+        fold_case("There")
+
+
+def test_normalize_rejects_unknown_form():
+    with pytest.raises(ValueError, match="NFC"):
+        normalize("a", form="NFX")
+
+
+# --- KoNLPy -----------------------------------------------------------------
+
+
+def test_hannanum_and_kkma_split_the_issue_example_as_documented():
+    sentence = "드디어 교안 다 썼다!"
+    assert MorphTokenizer("hannanum")(sentence) == ["드디어", "교안", "다", "쓰", "었다", "!"]
+    assert MorphTokenizer("kkma")(sentence) == ["드디어", "교안", "다", "쓰", "었", "다", "!"]
+
+
+@pytest.mark.parametrize("name", ANALYZERS)
+def test_morph_tokenizer_equals_konlpy_itself(name):
+    import konlpy.tag
+
+    reference = getattr(
+        konlpy.tag,
+        {"hannanum": "Hannanum", "kkma": "Kkma", "komoran": "Komoran", "okt": "Okt"}[name],
+    )()
+    for sentence in ["아버지가방에들어가신다", "나는 배를 먹었다", "모든 국민은 법 앞에 평등하다."]:
+        assert MorphTokenizer(name).morphs(sentence) == reference.morphs(sentence)
+        assert MorphTokenizer(name).pos(sentence) == [tuple(p) for p in reference.pos(sentence)]
+
+
+def test_morph_tokenizer_drops_line_breaks_and_handles_empty_text():
+    okt = MorphTokenizer("okt")
+    assert okt.morphs("국민\n\n헌법") == ["국민", "헌법"]
+    assert okt.morphs("   ") == []
+    assert okt.pos("") == []
+
+
+def test_morph_tokenizer_rejects_unknown_analyzer():
+    with pytest.raises(ValueError, match="hannanum, kkma, komoran, okt"):
+        MorphTokenizer("mecab")
+
+
+def test_missing_java_raises_an_error_that_names_the_fix(monkeypatch):
+    import jpype
+
+    def no_jvm():
+        raise jpype.JVMNotFoundException("No JVM shared library file (libjvm.so) found.")
+
+    monkeypatch.setattr(jpype, "getDefaultJVMPath", no_jvm)
+    ok, detail = text.java_status()
+    assert not ok and "could not find a JVM" in detail
+    text._load_analyzer.cache_clear()
+    try:
+        with pytest.raises(JavaNotFoundError, match="apt-get install default-jdk"):
+            MorphTokenizer("okt").morphs("안녕")
+    finally:
+        monkeypatch.undo()
+        text._load_analyzer.cache_clear()
+    assert MorphTokenizer("okt").morphs("안녕하세요")  # works again once Java is back
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("국민은헌법의모든 .,가나")), max_size=20))
+def test_okt_morphemes_never_contain_white_space(s):
+    assert all(m.strip() == m and m for m in MorphTokenizer("okt").morphs(s))
