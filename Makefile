@@ -59,7 +59,7 @@ grade: $(STAMP)
 	$(BIN)/python -m course_utils grade $(SUBMISSIONS) --chapter $(CHAPTER) --out $(or $(OUT),grades.csv)
 
 benchmarks: $(STAMP)
-	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in $(wildcard benchmarks/*.py); do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 doctor: $(STAMP)
 	$(BIN)/python -m course_utils doctor
