@@ -42,6 +42,7 @@ book: $(STAMP) $(MATHJAX)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts book/_ext
 	$(BIN)/ruff format --check src tests benchmarks scripts book/_ext
+	$(BIN)/mypy
 
 test: book lint check-exercises
 	$(BIN)/python -m pytest --cov=course_utils --cov-report=term-missing $(PYTEST_FLAGS)

@@ -12,7 +12,7 @@ import re
 import shutil
 import unicodedata
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 __all__ = [
     "ANALYZERS",
@@ -47,7 +47,10 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _HTML_TAG = re.compile(r"<[^>]+>")
 
 
-def normalize(text: str, form: str = "NFC") -> str:
+NormalForm = Literal["NFC", "NFKC", "NFD", "NFKD"]
+
+
+def normalize(text: str, form: NormalForm = "NFC") -> str:
     """Unicode-normalize ``text`` and collapse every run of white space to one space.
 
     NFC matters for Korean: text from some systems arrives decomposed into jamo

@@ -8,7 +8,7 @@ Special tokens come first, in a fixed order, so every later chapter can rely on
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 
 __all__ = ["BERT_SPECIALS", "SEQ_SPECIALS", "Vocab", "oov_rate"]
 
@@ -95,7 +95,7 @@ class Vocab:
     def __contains__(self, token: object) -> bool:
         return token in self._stoi
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self._itos)
 
     def __getitem__(self, token: str) -> int:
