@@ -2,8 +2,8 @@
 
 The solution scores 100 %, the untouched student notebook 0, a plausible wrong
 answer loses exactly that question's points, an infinite loop is cut at the
-limit and a kernel that calls os._exit gets 0 with the reason, without
-hanging the batch.
+limit, a kernel that calls os._exit gets 0 with the reason, and a cell that
+exceeds the memory cap loses only its own question, without hanging the batch.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ def graded(request, assignments, tmp_path_factory):
         "wrong": _replace_cell(solution, marker, wrong_source),
         "loop": _replace_cell(solution, marker, "while True:\n    pass\n"),
         "exit": _replace_cell(solution, marker, "import os\nos._exit(3)\n"),
+        # 8 GiB against the default 4 GiB cap: this cell fails, the rest still counts.
+        "memory": _replace_cell(solution, marker, "hog = bytearray(8 * 1024**3)\n"),
     }
     for stem, notebook in submissions.items():
         (folder / f"{stem}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
@@ -104,6 +106,13 @@ def test_os_exit_in_student_code_scores_zero_with_the_reason(graded):
     _, _, results, _, _ = graded
     crashed = results["exit"]
     assert crashed.status == "crashed" and crashed.total == 0 and "kernel died" in crashed.reason
+
+
+def test_memory_hog_loses_only_the_question_whose_cell_failed(graded):
+    _, question, results, _, _ = graded
+    hog, solution = results["memory"], results["solution"]
+    assert hog.scores[question] == 0
+    assert hog.total == solution.total - solution.possible[question]
 
 
 def test_csv_has_one_row_per_submission_with_per_question_scores(graded):

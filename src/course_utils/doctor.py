@@ -105,7 +105,8 @@ def _data() -> list[Check]:
     for name, load, fix in loaders:
         try:
             items = load()
-            checks.append(Check(name, True, f"{len(items):,} items"))  # type: ignore[arg-type]
+            unit = "characters" if isinstance(items, str) else "items"
+            checks.append(Check(name, True, f"{len(items):,} {unit}"))  # type: ignore[arg-type]
         except Exception as error:
             checks.append(Check(name, False, f"{type(error).__name__}: {error}", fix))
     return checks
