@@ -1,0 +1,117 @@
+"""3장 단어 표현: from one-hot vectors to dense embeddings.
+
+A one-hot vector has a single 1 at the word's id. Any two different words are
+orthogonal, so their cosine similarity is 0 whatever they mean; and a matrix of
+one-hot rows is almost all zeros. An embedding table fixes both: a lookup is
+the one-hot vector times a dense matrix, with far fewer columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse
+
+__all__ = [
+    "cosine_similarity",
+    "embedding_lookup",
+    "matrix_bytes",
+    "most_similar",
+    "one_hot",
+    "one_hot_sparse",
+]
+
+
+def _check_ids(ids: Sequence[int] | np.ndarray, vocab_size: int) -> np.ndarray:
+    if (
+        isinstance(vocab_size, bool)
+        or not isinstance(vocab_size, (int, np.integer))
+        or vocab_size < 1
+    ):
+        raise ValueError(f"vocab_size must be an int >= 1, got {vocab_size!r}")
+    array = np.asarray(ids)
+    if array.ndim != 1:
+        raise ValueError(f"ids must be 1-D (T,), got shape {array.shape}")
+    if array.size and not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"ids must be integers, got dtype {array.dtype}")
+    if array.size and (array.min() < 0 or array.max() >= vocab_size):
+        raise ValueError(
+            f"ids must be in [0, {vocab_size}), got min {array.min()} max {array.max()}"
+        )
+    return array.astype(np.int64)
+
+
+def one_hot(ids: Sequence[int] | np.ndarray, vocab_size: int) -> np.ndarray:
+    """Dense one-hot rows: ``(T,)`` ids → ``(T, V)`` float32 with one 1 per row."""
+    array = _check_ids(ids, vocab_size)
+    matrix = np.zeros((array.size, vocab_size), dtype=np.float32)  # (T, V)
+    matrix[np.arange(array.size), array] = 1.0
+    return matrix
+
+
+def one_hot_sparse(ids: Sequence[int] | np.ndarray, vocab_size: int) -> scipy.sparse.csr_matrix:
+    """The same rows stored sparsely (CSR): only the 1s and where they are."""
+    array = _check_ids(ids, vocab_size)
+    data = np.ones(array.size, dtype=np.float32)
+    return scipy.sparse.csr_matrix(
+        (data, (np.arange(array.size), array)), shape=(array.size, vocab_size)
+    )
+
+
+def matrix_bytes(matrix: np.ndarray | scipy.sparse.spmatrix) -> int:
+    """Bytes a dense array or a CSR/CSC matrix holds in memory (data and index arrays)."""
+    if isinstance(matrix, (scipy.sparse.csr_matrix, scipy.sparse.csc_matrix)):
+        return int(matrix.data.nbytes + matrix.indices.nbytes + matrix.indptr.nbytes)
+    if scipy.sparse.issparse(matrix):
+        raise TypeError(f"expected a CSR or CSC matrix, got {type(matrix).__name__}")
+    if not isinstance(matrix, np.ndarray):
+        raise TypeError(
+            f"expected a NumPy array or a SciPy sparse matrix, got {type(matrix).__name__}"
+        )
+    return int(matrix.nbytes)
+
+
+def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray | float:
+    """Cosine of the angle between vectors: ``a·b / (‖a‖ ‖b‖)``.
+
+    Two vectors ``(D,)`` give a float; ``(N, D)`` and ``(M, D)`` give ``(N, M)``.
+    A zero vector has no direction and raises ``ValueError``.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim not in (1, 2) or b.ndim not in (1, 2) or a.shape[-1] != b.shape[-1]:
+        raise ValueError(
+            f"expected (D,) or (N, D) arrays with the same D, got {a.shape} and {b.shape}"
+        )
+    a2 = np.atleast_2d(a)
+    b2 = np.atleast_2d(b)
+    norms_a = np.linalg.norm(a2, axis=1, keepdims=True)  # (N, 1)
+    norms_b = np.linalg.norm(b2, axis=1, keepdims=True)  # (M, 1)
+    if np.any(norms_a == 0) or np.any(norms_b == 0):
+        raise ValueError("cosine similarity is undefined for a zero vector")
+    similarity = (a2 / norms_a) @ (b2 / norms_b).T  # (N, M)
+    if a.ndim == 1 and b.ndim == 1:
+        return float(similarity[0, 0])
+    return similarity
+
+
+def most_similar(
+    query: np.ndarray, vectors: np.ndarray, k: int = 5, exclude: Sequence[int] = ()
+) -> list[tuple[int, float]]:
+    """The ``k`` rows of ``vectors`` ``(V, D)`` with the highest cosine to ``query`` ``(D,)``."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    scores = np.asarray(cosine_similarity(query, vectors)).reshape(-1)  # (V,)
+    scores[list(exclude)] = -np.inf
+    order = np.argsort(-scores, kind="stable")[:k]
+    return [(int(i), float(scores[i])) for i in order if np.isfinite(scores[i])]
+
+
+def embedding_lookup(ids: Sequence[int] | np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Rows of the table ``(V, D)`` for ids ``(T,)``: ``one_hot(ids) @ weight``, no multiply."""
+    weight = np.asarray(weight)
+    if weight.ndim != 2:
+        raise ValueError(f"weight must be (V, D), got shape {weight.shape}")
+    array = _check_ids(ids, weight.shape[0])
+    return weight[array]  # (T, D)
