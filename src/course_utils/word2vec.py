@@ -1,0 +1,414 @@
+"""4장 Word2Vec: skip-gram and CBOW with negative sampling, from scratch in NumPy.
+
+Mikolov et al. (2013a, 2013b). For a centre word ``c`` and a context word ``o``
+skip-gram with negative sampling (SGNS) minimises
+
+    L = -log σ(u_o · v_c) - Σ_k log σ(-u_k · v_c),   k = 1..K noise words,
+
+where ``v`` are the input vectors (``W_in``), ``u`` the output vectors
+(``W_out``) and the noise words are drawn from the unigram distribution raised
+to the power 3/4. CBOW uses the mean of the context's input vectors as ``v``
+and predicts the centre word.
+
+The training loop is vectorised: pairs are generated for a whole epoch at
+once, and each mini-batch's gradients are computed with array operations and
+summed into the tables by one sparse matrix product; no Python loop runs per
+word pair.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+
+from course_utils.progress import progress
+
+__all__ = [
+    "Word2Vec",
+    "Word2VecConfig",
+    "cbow_loss_and_grads",
+    "keep_probability",
+    "noise_distribution",
+    "scatter_add",
+    "sgns_loss_and_grads",
+]
+
+
+@dataclass
+class Word2VecConfig:
+    """Hyper-parameters, named as in gensim's ``Word2Vec``."""
+
+    vector_size: int = 100  # D, the embedding dimension
+    window: int = 5  # largest distance between centre and context word
+    negative: int = 5  # K, noise words per positive pair
+    min_count: int = 5  # words seen fewer times are dropped
+    sample: float = 1e-3  # subsampling threshold t (0 turns subsampling off)
+    ns_exponent: float = 0.75  # noise distribution ∝ count ** ns_exponent
+    alpha: float = 0.025  # initial learning rate, decays linearly to min_alpha
+    min_alpha: float = 0.0001
+    epochs: int = 5
+    sg: bool = True  # True: skip-gram, False: CBOW
+    batch_size: int = 2048  # positive pairs (or centre words for CBOW) per update
+    seed: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("vector_size", "window", "negative", "min_count", "epochs", "batch_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if not 0 <= self.sample < 1:
+            raise ValueError(f"sample must be in [0, 1), got {self.sample}")
+        if not 0 < self.min_alpha <= self.alpha:
+            raise ValueError(f"need 0 < min_alpha <= alpha, got {self.min_alpha}, {self.alpha}")
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # σ(x) = (1 + tanh(x/2)) / 2: one vectorised call, and it never overflows.
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -x)
+
+
+def sgns_loss_and_grads(
+    v_c: np.ndarray, u_o: np.ndarray, u_neg: np.ndarray, neg_mask: np.ndarray | None = None
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """Skip-gram negative-sampling loss, summed over the batch, and its gradients.
+
+    ``v_c`` ``(B, D)`` centre input vectors, ``u_o`` ``(B, D)`` context output
+    vectors, ``u_neg`` ``(B, K, D)`` noise output vectors; ``neg_mask`` ``(B, K)``
+    zeroes noise draws that hit the true word, as the word2vec C code skips them.
+    Returns ``(loss, ∂L/∂v_c (B, D), ∂L/∂u_o (B, D), ∂L/∂u_neg (B, K, D))``.
+    """
+    if v_c.ndim != 2 or u_o.shape != v_c.shape or u_neg.ndim != 3 or u_neg.shape[::2] != v_c.shape:
+        got = f"{v_c.shape}, {u_o.shape}, {u_neg.shape}"
+        raise ValueError(f"expected v_c (B, D), u_o (B, D), u_neg (B, K, D); got {got}")
+    pos_score = np.einsum("bd,bd->b", v_c, u_o)  # (B,)
+    neg_score = np.einsum("bkd,bd->bk", u_neg, v_c)  # (B, K)
+    weight = np.ones_like(neg_score) if neg_mask is None else neg_mask.astype(neg_score.dtype)
+    loss = -(_log_sigmoid(pos_score).sum() + (weight * _log_sigmoid(-neg_score)).sum())
+    g_pos = _sigmoid(pos_score) - 1.0  # ∂L/∂pos_score  (B,)
+    g_neg = weight * _sigmoid(neg_score)  # ∂L/∂neg_score  (B, K)
+    grad_v = g_pos[:, None] * u_o + np.einsum("bk,bkd->bd", g_neg, u_neg)  # (B, D)
+    grad_u_o = g_pos[:, None] * v_c  # (B, D)
+    grad_u_neg = g_neg[:, :, None] * v_c[:, None, :]  # (B, K, D)
+    return float(loss), grad_v, grad_u_o, grad_u_neg
+
+
+def cbow_loss_and_grads(
+    v_context: np.ndarray,
+    mask: np.ndarray,
+    u_o: np.ndarray,
+    u_neg: np.ndarray,
+    neg_mask: np.ndarray | None = None,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """CBOW with negative sampling: the context mean ``h`` predicts the centre word.
+
+    ``v_context`` ``(B, C, D)`` input vectors of up to ``C`` context words,
+    ``mask`` ``(B, C)`` 1 where a context slot is used, ``u_o`` ``(B, D)`` the
+    centre word's output vector, ``u_neg`` ``(B, K, D)``. Returns
+    ``(loss, ∂L/∂v_context (B, C, D), ∂L/∂u_o, ∂L/∂u_neg)``.
+    """
+    if v_context.ndim != 3 or mask.shape != v_context.shape[:2]:
+        raise ValueError(
+            f"expected v_context (B, C, D) and mask (B, C); got {v_context.shape}, {mask.shape}"
+        )
+    counts = mask.sum(axis=1, keepdims=True)  # (B, 1)
+    if np.any(counts == 0):
+        raise ValueError("every CBOW example needs at least one context word")
+    h = (v_context * mask[:, :, None]).sum(axis=1) / counts  # (B, D)
+    loss, grad_h, grad_u_o, grad_u_neg = sgns_loss_and_grads(h, u_o, u_neg, neg_mask)
+    grad_context = (grad_h / counts)[:, None, :] * mask[:, :, None]  # (B, C, D)
+    return loss, grad_context, grad_u_o, grad_u_neg
+
+
+def noise_distribution(counts: np.ndarray, exponent: float = 0.75) -> np.ndarray:
+    """``P_n(w) ∝ count(w) ** exponent``: flattens the unigram distribution."""
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 1 or counts.size == 0 or np.any(counts <= 0):
+        raise ValueError("counts must be a non-empty 1-D array of positive counts")
+    weights = counts**exponent
+    return weights / weights.sum()
+
+
+def keep_probability(counts: np.ndarray, sample: float) -> np.ndarray:
+    """Probability of keeping each occurrence of a word under subsampling.
+
+    The formula of the reference word2vec C code (and gensim):
+    ``(sqrt(f / t) + 1) · t / f`` with ``f`` the word's share of the corpus and
+    ``t = sample``, capped at 1. The paper's ``1 - sqrt(t / f)`` is the
+    discard probability of an earlier version.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    if sample == 0:
+        return np.ones_like(counts)
+    if not 0 < sample < 1:
+        raise ValueError(f"sample must be in [0, 1), got {sample}")
+    frequency = counts / counts.sum()
+    return np.minimum(1.0, (np.sqrt(frequency / sample) + 1.0) * sample / frequency)
+
+
+def scatter_add(table: np.ndarray, rows: np.ndarray, updates: np.ndarray) -> None:
+    """``table[rows[i]] += updates[i]`` for every ``i``, repeated rows summed.
+
+    The same result as ``np.add.at(table, rows, updates)``, computed as a
+    sparse (unique rows × batch) matrix of ones times ``updates``, which is
+    several times faster for the thousands of rows a mini-batch touches.
+    """
+    unique, inverse = np.unique(rows, return_inverse=True)
+    selector = scipy.sparse.csr_matrix(
+        (np.ones(rows.size, dtype=updates.dtype), (inverse.reshape(-1), np.arange(rows.size))),
+        shape=(unique.size, rows.size),
+    )  # (U, B)
+    table[unique] += selector @ updates  # (U, D)
+
+
+@dataclass
+class TrainingLog:
+    """Per-epoch mean loss, words/second and the number of words trained."""
+
+    loss: list[float] = field(default_factory=list)
+    words_per_second: list[float] = field(default_factory=list)
+    words: int = 0
+
+
+class Word2Vec:
+    """Skip-gram or CBOW with negative sampling, trained with vectorised mini-batches.
+
+    >>> model = Word2Vec(sentences, Word2VecConfig(vector_size=50, min_count=2))
+    >>> model.train()
+    >>> model.most_similar("king", topn=5)
+    """
+
+    def __init__(self, sentences: Iterable[Sequence[str]], config: Word2VecConfig | None = None):
+        self.config = config if config is not None else Word2VecConfig()
+        if isinstance(sentences, str):
+            raise TypeError("sentences must be tokenized sentences (list[list[str]]), not one str")
+        sentences = [list(s) for s in sentences]
+        for i, sentence in enumerate(sentences):
+            if any(not isinstance(token, str) for token in sentence):
+                raise TypeError(f"sentences[{i}] must contain only str tokens")
+        counts = Counter(token for sentence in sentences for token in sentence)
+        if not counts:
+            raise ValueError("the corpus is empty: Word2Vec needs at least one sentence with words")
+        # Most frequent first; ties keep the order of first appearance (as gensim does).
+        kept = [w for w, c in counts.most_common() if c >= self.config.min_count]
+        if not kept:
+            raise ValueError(f"no word occurs at least min_count={self.config.min_count} times")
+        self.index_to_key: list[str] = kept
+        self.key_to_index: dict[str, int] = {w: i for i, w in enumerate(kept)}
+        self.counts = np.array([counts[w] for w in kept], dtype=np.int64)
+        ids = [np.array([self.key_to_index[t] for t in s if t in self.key_to_index], dtype=np.int64)
+               for s in sentences]  # fmt: skip
+        self._ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+        self._sentence = np.repeat(np.arange(len(ids)), [len(x) for x in ids])
+        size, dim = len(kept), self.config.vector_size
+        rng = np.random.default_rng(self.config.seed)
+        # gensim's initialisation: small uniform input vectors, zero output vectors.
+        self.W_in = ((rng.random((size, dim)) - 0.5) / dim).astype(np.float32)  # (V, D)
+        self.W_out = np.zeros((size, dim), dtype=np.float32)  # (V, D)
+        self._noise_cdf = np.cumsum(noise_distribution(self.counts, self.config.ns_exponent))
+        self._keep = keep_probability(self.counts, self.config.sample)
+        self._rng = rng
+        self.log = TrainingLog()
+
+    # -- data -----------------------------------------------------------------
+
+    def _subsample(self) -> tuple[np.ndarray, np.ndarray]:
+        keep = self._rng.random(self._ids.size) < self._keep[self._ids]
+        return self._ids[keep], self._sentence[keep]
+
+    def _reduced_windows(self, n: int) -> np.ndarray:
+        # As in the C code, each centre word uses a window drawn from 1..window.
+        return self._rng.integers(1, self.config.window + 1, size=n)
+
+    def skipgram_pairs(
+        self, ids: np.ndarray, sentence: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """All ``(centre, context)`` id pairs of one pass, shuffled: ``(P,)`` and ``(P,)``."""
+        window = self._reduced_windows(ids.size)
+        centres, contexts = [], []
+        for d in range(1, self.config.window + 1):
+            if d >= ids.size:
+                break
+            right = np.nonzero((window[:-d] >= d) & (sentence[:-d] == sentence[d:]))[0]
+            left = np.nonzero((window[d:] >= d) & (sentence[d:] == sentence[:-d]))[0] + d
+            centres += [ids[right], ids[left]]
+            contexts += [ids[right + d], ids[left - d]]
+        if not centres:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        order = self._rng.permutation(sum(len(c) for c in centres))
+        return np.concatenate(centres)[order], np.concatenate(contexts)[order]
+
+    def cbow_examples(
+        self, ids: np.ndarray, sentence: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Centre ids ``(N,)``, context ids ``(N, 2·window)`` and their mask, shuffled."""
+        n, width = ids.size, self.config.window
+        window = self._reduced_windows(n)
+        context = np.zeros((n, 2 * width), dtype=np.int64)
+        mask = np.zeros((n, 2 * width), dtype=np.float32)
+        positions = np.arange(n)
+        for d in range(1, width + 1):
+            for column, source in ((width - d, positions - d), (width + d - 1, positions + d)):
+                inside = (source >= 0) & (source < n)
+                valid = inside.copy()
+                valid[inside] &= (window[inside] >= d) & (
+                    sentence[source[inside]] == sentence[inside]
+                )
+                context[valid, column] = ids[source[valid]]
+                mask[valid, column] = 1.0
+        has_context = mask.sum(axis=1) > 0
+        order = self._rng.permutation(int(has_context.sum()))
+        return ids[has_context][order], context[has_context][order], mask[has_context][order]
+
+    def _negatives(self, shape: tuple[int, int]) -> np.ndarray:
+        draws = np.searchsorted(self._noise_cdf, self._rng.random(shape))
+        return np.minimum(draws, len(self.index_to_key) - 1)
+
+    # -- training -------------------------------------------------------------
+
+    def train(self, show_progress: bool = True) -> TrainingLog:
+        """Run ``config.epochs`` passes; return per-epoch loss and throughput."""
+        config = self.config
+        total_words = self._ids.size * config.epochs
+        if total_words == 0:
+            raise ValueError("no word of the corpus survives min_count: nothing to train on")
+        done_words = 0
+        for epoch in range(config.epochs):
+            start = time.perf_counter()
+            ids, sentence = self._subsample()
+            if config.sg:
+                centres, contexts = self.skipgram_pairs(ids, sentence)
+                examples = centres.size
+            else:
+                centres, context_ids, mask = self.cbow_examples(ids, sentence)
+                examples = centres.size
+            epoch_loss = 0.0
+            batches: Iterable[int] = range(0, examples, config.batch_size)
+            if show_progress:
+                batches = progress(batches, f"epoch {epoch + 1}/{config.epochs}")
+            # Overflow only happens when training diverges, which is reported below.
+            with np.errstate(over="ignore", invalid="ignore"):
+                for first in batches:
+                    last = min(first + config.batch_size, examples)
+                    # Linear decay by the share of the corpus already seen.
+                    seen = done_words + self._ids.size * last / max(examples, 1)
+                    lr = config.alpha - (config.alpha - config.min_alpha) * seen / total_words
+                    if config.sg:
+                        epoch_loss += self._sgns_step(centres[first:last], contexts[first:last], lr)
+                    else:
+                        epoch_loss += self._cbow_step(
+                            centres[first:last], context_ids[first:last], mask[first:last], lr
+                        )
+            if not (
+                np.isfinite(epoch_loss)
+                and np.isfinite(self.W_in).all()
+                and np.isfinite(self.W_out).all()
+            ):
+                raise FloatingPointError(
+                    f"training diverged in epoch {epoch + 1} (loss {epoch_loss}): "
+                    f"lower alpha or batch_size (now {config.alpha}, {config.batch_size})"
+                )
+            done_words += self._ids.size
+            seconds = time.perf_counter() - start
+            self.log.loss.append(epoch_loss / max(examples, 1))
+            self.log.words_per_second.append(self._ids.size / seconds)
+            self.log.words += int(self._ids.size)
+        return self.log
+
+    def _sgns_step(self, centres: np.ndarray, contexts: np.ndarray, lr: float) -> float:
+        negatives = self._negatives((centres.size, self.config.negative))  # (B, K)
+        v_c = self.W_in[centres]  # (B, D)
+        u_o = self.W_out[contexts]  # (B, D)
+        u_neg = self.W_out[negatives]  # (B, K, D)
+        loss, g_v, g_o, g_neg = sgns_loss_and_grads(v_c, u_o, u_neg, negatives != contexts[:, None])
+        dim = g_v.shape[1]
+        scatter_add(self.W_in, centres, -lr * g_v)
+        out_rows = np.concatenate([contexts, negatives.reshape(-1)])  # (B + B·K,)
+        scatter_add(self.W_out, out_rows, -lr * np.concatenate([g_o, g_neg.reshape(-1, dim)]))
+        return loss
+
+    def _cbow_step(
+        self, centres: np.ndarray, context: np.ndarray, mask: np.ndarray, lr: float
+    ) -> float:
+        negatives = self._negatives((centres.size, self.config.negative))  # (B, K)
+        v_context = self.W_in[context]  # (B, C, D)
+        u_o = self.W_out[centres]  # (B, D)
+        u_neg = self.W_out[negatives]  # (B, K, D)
+        loss, g_ctx, g_o, g_neg = cbow_loss_and_grads(
+            v_context, mask, u_o, u_neg, negatives != centres[:, None]
+        )
+        dim = g_o.shape[1]
+        used = mask.reshape(-1) > 0
+        scatter_add(self.W_in, context.reshape(-1)[used], -lr * g_ctx.reshape(-1, dim)[used])
+        out_rows = np.concatenate([centres, negatives.reshape(-1)])  # (B + B·K,)
+        scatter_add(self.W_out, out_rows, -lr * np.concatenate([g_o, g_neg.reshape(-1, dim)]))
+        return loss
+
+    # -- using the vectors ----------------------------------------------------
+
+    def _index(self, word: str) -> int:
+        if not isinstance(word, str):
+            raise TypeError(f"word must be a str, got {type(word).__name__}")
+        index = self.key_to_index.get(word)
+        if index is None:
+            raise KeyError(
+                f"{word!r} is not in the vocabulary ({len(self.index_to_key)} words with "
+                f"count >= min_count={self.config.min_count})"
+            )
+        return index
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.key_to_index
+
+    def vector(self, word: str) -> np.ndarray:
+        """The input vector of ``word`` ``(D,)``."""
+        return self.W_in[self._index(word)]
+
+    def _unit_vectors(self) -> np.ndarray:
+        norms = np.linalg.norm(self.W_in, axis=1, keepdims=True)
+        return self.W_in / np.maximum(norms, 1e-12)
+
+    def similarity(self, first: str, second: str) -> float:
+        """Cosine similarity of two words' vectors."""
+        a, b = self.vector(first), self.vector(second)
+        return float(a @ b / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12))
+
+    def most_similar(
+        self, positive: str | Sequence[str], negative: Sequence[str] = (), topn: int = 10
+    ) -> list[tuple[str, float]]:
+        """Nearest words by cosine to ``Σ positive − Σ negative`` (3CosAdd), inputs excluded."""
+        positive = [positive] if isinstance(positive, str) else list(positive)
+        if not positive:
+            raise ValueError("give at least one positive word")
+        if isinstance(topn, bool) or not isinstance(topn, int) or topn < 1:
+            raise ValueError(f"topn must be an int >= 1, got {topn!r}")
+        unit = self._unit_vectors()
+        query = sum(unit[self._index(w)] for w in positive) - sum(
+            (unit[self._index(w)] for w in negative), np.zeros(unit.shape[1], dtype=unit.dtype)
+        )
+        scores = unit @ (query / max(float(np.linalg.norm(query)), 1e-12))  # (V,)
+        for word in [*positive, *negative]:
+            scores[self.key_to_index[word]] = -np.inf
+        order = np.argsort(-scores, kind="stable")[:topn]
+        return [(self.index_to_key[i], float(scores[i])) for i in order]
+
+    def analogy(self, a: str, b: str, c: str) -> str:
+        """``a : b :: c : ?`` by 3CosAdd: the word nearest to ``b − a + c``."""
+        return self.most_similar(positive=[b, c], negative=[a], topn=1)[0][0]
+
+    def to_keyed_vectors(self) -> Any:
+        """The vectors as gensim ``KeyedVectors``, to evaluate with gensim's own code."""
+        from gensim.models import KeyedVectors
+
+        vectors = KeyedVectors(self.config.vector_size)
+        vectors.add_vectors(self.index_to_key, self.W_in.copy())
+        return vectors

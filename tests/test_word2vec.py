@@ -1,0 +1,227 @@
+"""Word2Vec from scratch: gradients against finite differences, pieces against gensim."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gensim.models import Word2Vec as GensimWord2Vec
+
+from course_utils.word2vec import (
+    Word2Vec,
+    Word2VecConfig,
+    cbow_loss_and_grads,
+    keep_probability,
+    noise_distribution,
+    scatter_add,
+    sgns_loss_and_grads,
+)
+
+RNG = np.random.default_rng(0)
+
+
+def numerical_gradient(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    grad = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        old = x[index]
+        x[index] = old + eps
+        plus = f()
+        x[index] = old - eps
+        minus = f()
+        x[index] = old
+        grad[index] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def relative_error(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))))
+
+
+def test_sgns_gradients_pass_a_float64_finite_difference_check():
+    v_c, u_o, u_neg = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4)), RNG.normal(size=(3, 5, 4))
+    mask = RNG.random((3, 5)) > 0.2
+    _, g_v, g_o, g_neg = sgns_loss_and_grads(v_c, u_o, u_neg, mask)
+    loss = lambda: sgns_loss_and_grads(v_c, u_o, u_neg, mask)[0]  # noqa: E731
+    for analytic, x in [(g_v, v_c), (g_o, u_o), (g_neg, u_neg)]:
+        assert relative_error(analytic, numerical_gradient(loss, x)) <= 1e-6
+
+
+def test_cbow_gradients_pass_a_float64_finite_difference_check():
+    v_ctx, u_o, u_neg = (
+        RNG.normal(size=(3, 4, 5)),
+        RNG.normal(size=(3, 5)),
+        RNG.normal(size=(3, 2, 5)),
+    )
+    mask = np.array([[1, 1, 0, 1], [0, 1, 0, 0], [1, 1, 1, 1]], dtype=np.float64)
+    _, g_ctx, g_o, g_neg = cbow_loss_and_grads(v_ctx, mask, u_o, u_neg)
+    loss = lambda: cbow_loss_and_grads(v_ctx, mask, u_o, u_neg)[0]  # noqa: E731
+    for analytic, x in [(g_ctx, v_ctx), (g_o, u_o), (g_neg, u_neg)]:
+        assert relative_error(analytic, numerical_gradient(loss, x)) <= 1e-6
+    assert np.all(g_ctx[mask == 0] == 0), "unused context slots get no gradient"
+
+
+def test_sgns_gradients_match_torch_autograd():
+    import torch
+
+    v_c, u_o, u_neg = (
+        torch.randn(*s, dtype=torch.float64, requires_grad=True)
+        for s in [(4, 6), (4, 6), (4, 3, 6)]
+    )
+    loss = -(torch.nn.functional.logsigmoid((v_c * u_o).sum(-1)).sum()
+             + torch.nn.functional.logsigmoid(-(u_neg @ v_c[:, :, None])[..., 0]).sum())  # fmt: skip
+    loss.backward()
+    ours = sgns_loss_and_grads(v_c.detach().numpy(), u_o.detach().numpy(), u_neg.detach().numpy())
+    assert ours[0] == pytest.approx(loss.item(), rel=1e-12)
+    for mine, theirs in zip(ours[1:], (v_c.grad, u_o.grad, u_neg.grad), strict=True):
+        np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_scatter_add_equals_numpy_add_at():
+    table = RNG.normal(size=(7, 3))
+    rows = np.array([1, 4, 1, 1, 6, 0, 4])
+    updates = RNG.normal(size=(7, 3))
+    expected = table.copy()
+    np.add.at(expected, rows, updates)
+    scatter_add(table, rows, updates)
+    np.testing.assert_allclose(table, expected, rtol=1e-12)
+
+
+CORPUS = [
+    ["the", "king", "rules", "the", "land", "and", "the", "queen", "rules", "the", "land"],
+    ["a", "man", "and", "a", "woman", "walk", "to", "the", "king"],
+    ["the", "queen", "and", "the", "king", "speak", "to", "the", "man"],
+] * 30
+
+
+def _gensim(config: Word2VecConfig) -> GensimWord2Vec:
+    model = GensimWord2Vec(vector_size=config.vector_size, min_count=config.min_count,
+                           sample=config.sample, ns_exponent=config.ns_exponent, workers=1)  # fmt: skip
+    model.build_vocab(CORPUS)
+    return model
+
+
+def test_vocabulary_and_counts_match_gensim():
+    config = Word2VecConfig(min_count=40)
+    ours, theirs = Word2Vec(CORPUS, config), _gensim(config)
+    assert set(ours.index_to_key) == set(theirs.wv.index_to_key)
+    for word in ours.index_to_key:
+        assert ours.counts[ours.key_to_index[word]] == theirs.wv.get_vecattr(word, "count")
+
+
+def test_subsampling_keep_probability_matches_gensim():
+    config = Word2VecConfig(min_count=1, sample=1e-2)
+    ours, theirs = Word2Vec(CORPUS, config), _gensim(config)
+    for word in ours.index_to_key:
+        expected = theirs.wv.get_vecattr(word, "sample_int") / 2**32
+        assert ours._keep[ours.key_to_index[word]] == pytest.approx(min(expected, 1.0), abs=1e-8)
+
+
+def test_noise_distribution_matches_gensims_cumulative_table():
+    config = Word2VecConfig(min_count=1)
+    ours, theirs = Word2Vec(CORPUS, config), _gensim(config)
+    order = [ours.key_to_index[w] for w in theirs.wv.index_to_key]
+    ours_cdf = np.cumsum(noise_distribution(ours.counts[order], 0.75))
+    np.testing.assert_allclose(ours_cdf, theirs.cum_table / theirs.cum_table[-1], atol=1e-8)
+
+
+def test_noise_distribution_flattens_the_unigram_distribution():
+    p = noise_distribution(np.array([100, 10, 1]))
+    unigram = np.array([100, 10, 1]) / 111
+    assert p.sum() == pytest.approx(1) and p[0] < unigram[0] and p[2] > unigram[2]
+
+
+def test_keep_probability_formula_and_no_subsampling():
+    counts = np.array([1000, 1])  # the rare word's share, 1/1001, is below the threshold
+    expected = (np.sqrt((1000 / 1001) / 1e-3) + 1) * 1e-3 / (1000 / 1001)
+    assert keep_probability(counts, 1e-3)[0] == pytest.approx(expected)
+    assert keep_probability(counts, 1e-3)[1] == 1.0
+    np.testing.assert_array_equal(keep_probability(counts, 0), [1, 1])
+
+
+def test_skipgram_pairs_stay_in_the_window_and_the_sentence():
+    model = Word2Vec([["a", "b", "c", "d"], ["e", "f"]], Word2VecConfig(min_count=1, window=2))
+    ids = np.arange(6)
+    sentence = np.array([0, 0, 0, 0, 1, 1])
+    centres, contexts = model.skipgram_pairs(ids, sentence)
+    assert len(centres) > 0
+    assert np.all(sentence[centres] == sentence[contexts])
+    assert np.all(np.abs(centres - contexts) <= 2) and np.all(centres != contexts)
+
+
+def test_window_one_gives_every_neighbour_pair_exactly_once():
+    model = Word2Vec([list("abcde")], Word2VecConfig(min_count=1, window=1))
+    centres, contexts = model.skipgram_pairs(np.arange(5), np.zeros(5, dtype=int))
+    pairs = sorted(zip(centres.tolist(), contexts.tolist(), strict=True))
+    assert pairs == sorted([(i, i + 1) for i in range(4)] + [(i + 1, i) for i in range(4)])
+
+
+def test_cbow_examples_collect_the_whole_window():
+    model = Word2Vec([list("abcde")], Word2VecConfig(min_count=1, window=1, sg=False))
+    centres, context, mask = model.cbow_examples(np.arange(5), np.zeros(5, dtype=int))
+    by_centre = {int(c): sorted(context[i][mask[i] > 0].tolist()) for i, c in enumerate(centres)}
+    assert by_centre == {0: [1], 1: [0, 2], 2: [1, 3], 3: [2, 4], 4: [3]}
+
+
+@pytest.mark.parametrize("sg", [True, False])
+def test_training_lowers_the_loss_and_groups_words_that_share_contexts(sg):
+    topic_a = [["cat", "dog", "pet", "fur", "paw"][i % 5] for i in range(40)]
+    topic_b = [["car", "bus", "road", "wheel", "fuel"][i % 5] for i in range(40)]
+    rng = np.random.default_rng(3)
+    sentences = [list(rng.permutation(topic_a)[:8]) for _ in range(150)] + [
+        list(rng.permutation(topic_b)[:8]) for _ in range(150)
+    ]
+    model = Word2Vec(sentences, Word2VecConfig(vector_size=16, window=3, min_count=1, sample=0,
+                                                epochs=5, sg=sg, batch_size=16))  # fmt: skip
+    log = model.train(show_progress=False)
+    assert log.loss[-1] < log.loss[0]
+    assert model.similarity("cat", "dog") > model.similarity("cat", "car")
+    assert {w for w, _ in model.most_similar("bus", topn=4)} == {"car", "road", "wheel", "fuel"}
+
+
+def test_analogy_and_keyed_vectors_export():
+    model = Word2Vec(CORPUS, Word2VecConfig(vector_size=8, min_count=1, epochs=2))
+    model.train(show_progress=False)
+    assert model.analogy("man", "king", "woman") in model.index_to_key
+    vectors = model.to_keyed_vectors()
+    np.testing.assert_array_equal(vectors["king"], model.vector("king"))
+
+
+def test_divergence_is_an_error_not_a_nan_table():
+    model = Word2Vec(CORPUS, Word2VecConfig(vector_size=8, min_count=1, epochs=3, alpha=1e6,
+                                            min_alpha=1e6, batch_size=64))  # fmt: skip
+    with pytest.raises(FloatingPointError, match="lower alpha or batch_size"):
+        model.train(show_progress=False)
+
+
+def test_training_is_seeded():
+    runs = []
+    for _ in range(2):
+        model = Word2Vec(CORPUS, Word2VecConfig(vector_size=8, min_count=1, epochs=1, seed=7))
+        model.train(show_progress=False)
+        runs.append(model.W_in.copy())
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_bad_input_gets_clear_errors():
+    with pytest.raises(ValueError, match="corpus is empty"):
+        Word2Vec([])
+    with pytest.raises(ValueError, match="corpus is empty"):
+        Word2Vec([[], []])
+    with pytest.raises(TypeError, match="not one str"):
+        Word2Vec("the king rules")
+    with pytest.raises(ValueError, match="window must be an int >= 1"):
+        Word2VecConfig(window=0)
+    with pytest.raises(ValueError, match="vector_size must be an int >= 1"):
+        Word2VecConfig(vector_size=0)
+    with pytest.raises(ValueError, match="min_count=10000"):
+        Word2Vec(CORPUS, Word2VecConfig(min_count=10_000))
+    model = Word2Vec(CORPUS, Word2VecConfig(min_count=1))
+    with pytest.raises(KeyError, match="'prince' is not in the vocabulary"):
+        model.most_similar("prince")
+    with pytest.raises(ValueError, match="topn"):
+        model.most_similar("king", topn=0)
+    with pytest.raises(ValueError, match=r"u_neg \(B, K, D\)"):
+        sgns_loss_and_grads(np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="at least one context word"):
+        cbow_loss_and_grads(
+            np.ones((1, 2, 3)), np.zeros((1, 2)), np.ones((1, 3)), np.ones((1, 1, 3))
+        )
