@@ -39,3 +39,10 @@ def test_doctor_command_line():
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "everything the course needs is here" in run.stdout
+
+
+def test_doctor_subcommand_in_process(capsys):
+    from course_utils.__main__ import main
+
+    assert main(["doctor", "--quick"]) == 0
+    assert "torch device" in capsys.readouterr().out

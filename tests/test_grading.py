@@ -175,3 +175,25 @@ def test_unreadable_submission_is_reported_not_fatal(tmp_path, assignments):
         tmp_path, assignments["ch02_tokenization"].autograder_zip, timeout_s=120
     )
     assert result.status == "crashed" and result.total == 0 and result.reason
+
+
+def test_grade_subcommand_in_process_and_its_usage_errors(
+    assignments, tmp_path, capsys, monkeypatch
+):
+    from course_utils.__main__ import main
+
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "blank.ipynb").write_text(
+        (ROOT / "notebooks" / "ch01_nlp_and_sequences.ipynb").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    zip_path = assignments["ch01_nlp_and_sequences"].autograder_zip
+    out = tmp_path / "grades.csv"
+    assert main(["grade", str(folder), "--autograder", str(zip_path), "--out", str(out)]) == 0
+    assert "blank.ipynb: 0/9" in capsys.readouterr().out
+    assert main(["grade", str(folder)]) == 2
+    assert "--chapter" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="make exercises"):
+        main(["grade", str(folder), "--chapter", "ch01_nlp_and_sequences"])
