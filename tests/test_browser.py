@@ -83,6 +83,7 @@ class PageProblems:
         ("book/ch01_nlp_and_sequences.html", "연쇄 법칙", True),
         ("book/ch02_tokenization.html", "바이트 쌍 인코딩", False),
         ("notebooks/ch02_tokenization.html", "구두점 토크나이저", False),
+        ("book/ch04_word2vec.html", "네거티브 샘플링", True),
         ("book/glossary.html", "형태소", True),
     ],
 )

@@ -31,6 +31,14 @@ def test_gensim_evaluation_sets_have_their_published_sizes():
     assert len(datasets.load_lee_corpus(background=False)) == 50
 
 
+def test_wiki_sample_is_real_unstemmed_english():
+    articles = datasets.load_wiki_sample()
+    words = [w for article in articles for w in article]
+    assert len(articles) == 106 and 400_000 < len(words) < 600_000
+    assert {"city", "army", "queen", "paris"} <= set(words)
+    assert all(w == w.lower() for w in words[:1000])
+
+
 def test_split_lines_is_deterministic_and_disjoint():
     lines = [f"line {i}" for i in range(100)]
     train, held_out = datasets.split_lines(lines, 0.2)

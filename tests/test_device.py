@@ -56,3 +56,18 @@ def test_seed_everything_repeats_numpy_and_torch():
 def test_seed_everything_rejects_bad_seeds(bad):
     with pytest.raises((TypeError, ValueError)):
         seed_everything(bad)
+
+
+def test_run_size_knob(monkeypatch):
+    from course_utils.device import run_size
+
+    monkeypatch.delenv("COURSE_RUN", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert run_size() == "small"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert run_size() == "large"
+    monkeypatch.setenv("COURSE_RUN", "small")
+    assert run_size() == "small"
+    monkeypatch.setenv("COURSE_RUN", "huge")
+    with pytest.raises(ValueError, match="small, large"):
+        run_size()

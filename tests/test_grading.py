@@ -28,6 +28,22 @@ WRONG_ANSWERS = {
         # Forgets that a substitution costs one step, not two.
         "def edit_distance(a, b):\n    return len(a) + len(b) - 2 * sum(x == y for x, y in zip(a, b))\n",
     ),
+    "ch03_word_representations": (
+        "q2",
+        "def top_k_cosine",
+        # Ranks by the dot product, forgetting to divide by the lengths.
+        "def top_k_cosine(query, vectors, k):\n"
+        "    return [int(i) for i in np.argsort(-(np.asarray(vectors) @ np.asarray(query)))[:k]]\n",
+    ),
+    "ch04_word2vec": (
+        "q3",
+        "def grad_center",
+        # Drops the "- 1" of the positive term: pushes the true context away.
+        "def grad_center(v_c, u_o, u_neg):\n"
+        "    s = lambda x: 1 / (1 + np.exp(-x))\n"
+        "    v_c, u_o, u_neg = (np.asarray(a, dtype=float) for a in (v_c, u_o, u_neg))\n"
+        "    return s(u_o @ v_c) * u_o + s(u_neg @ v_c) @ u_neg\n",
+    ),
     "ch02_tokenization": (
         "q2",
         "def count_pairs",

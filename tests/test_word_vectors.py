@@ -106,3 +106,21 @@ def test_bad_input_gets_clear_errors():
         matrix_bytes(scipy.sparse.coo_matrix(np.eye(2)))
     with pytest.raises(TypeError, match="NumPy array"):
         matrix_bytes([1, 2])
+
+
+def test_pca_matches_the_covariance_eigendecomposition():
+    from course_utils.word_vectors import pca
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 6)) @ rng.normal(size=(6, 6))
+    coords, ratio = pca(x, k=2)
+    eigenvalues, eigenvectors = np.linalg.eigh(np.cov(x, rowvar=False))
+    top = eigenvectors[:, ::-1][:, :2]  # (D, 2), largest eigenvalues first
+    for j in range(2):
+        reference = (x - x.mean(axis=0)) @ top[:, j]
+        assert np.allclose(coords[:, j], reference) or np.allclose(coords[:, j], -reference)
+    np.testing.assert_allclose(ratio, eigenvalues[::-1][:2] / eigenvalues.sum())
+    with pytest.raises(ValueError, match="k must be"):
+        pca(x, k=7)
+    with pytest.raises(ValueError, match=r"\(N, D\)"):
+        pca(np.ones(3))

@@ -2,8 +2,9 @@
 
 - KoNLPy: the Constitution of the Republic of Korea (``kolaw``) and ten
   National Assembly bills (``kobill``).
-- gensim's test data: the Lee news corpus (English), and the WordSim353,
-  SimLex-999 and Google analogy evaluation sets.
+- gensim's test data: the Lee news corpus and a shortened English Wikipedia
+  dump (106 articles), and the WordSim353, SimLex-999 and Google analogy
+  evaluation sets.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "load_kolaw",
     "load_lee_corpus",
     "load_simlex999",
+    "load_wiki_sample",
     "load_wordsim353",
     "split_lines",
 ]
@@ -79,6 +81,22 @@ def load_lee_corpus(background: bool = True) -> list[str]:
     except UnicodeDecodeError:
         text = raw.decode("latin-1")  # gensim's lee.cor is Latin-1 ("£" is byte 0xA3)
     return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+WIKI_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+
+
+def load_wiki_sample() -> list[list[str]]:
+    """106 English Wikipedia articles (about 470,000 words), lower-cased and tokenized.
+
+    The shortened dump ships with gensim's tests; gensim's ``WikiCorpus`` strips
+    the wiki markup. Parsing takes a few seconds.
+    """
+    corpora = _import("gensim.corpora", "gensim")
+    wiki = corpora.WikiCorpus(
+        str(gensim_test_file(WIKI_SAMPLE)), dictionary={}, processes=1, lower=True, token_min_len=1
+    )
+    return [list(tokens) for tokens in wiki.get_texts()]
 
 
 def _read_pairs(name: str) -> list[tuple[str, str, float]]:

@@ -56,3 +56,22 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+RUN_ENV = "COURSE_RUN"
+_RUN_SIZES = ("small", "large")
+
+
+def run_size() -> str:
+    """The one knob that sizes every chapter's experiments: ``"small"`` or ``"large"``.
+
+    ``COURSE_RUN=small`` (the CPU default, minutes on a laptop) or
+    ``COURSE_RUN=large`` (longer training, meant for a GPU). Unset, it is
+    ``"large"`` when a CUDA device is present and ``"small"`` otherwise.
+    """
+    value = os.environ.get(RUN_ENV, "").strip().lower()
+    if not value:
+        return "large" if torch.cuda.is_available() else "small"
+    if value not in _RUN_SIZES:
+        raise ValueError(f"{RUN_ENV} must be one of {', '.join(_RUN_SIZES)}, got {value!r}")
+    return value

@@ -36,6 +36,7 @@ __all__ = [
     "keep_probability",
     "noise_distribution",
     "scatter_add",
+    "sgns_coefficients",
     "sgns_loss_and_grads",
 ]
 
@@ -77,15 +78,14 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -x)
 
 
-def sgns_loss_and_grads(
+def sgns_coefficients(
     v_c: np.ndarray, u_o: np.ndarray, u_neg: np.ndarray, neg_mask: np.ndarray | None = None
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    """Skip-gram negative-sampling loss, summed over the batch, and its gradients.
+    """The loss, ``∂L/∂v_c`` and the two score derivatives the other gradients are made of.
 
-    ``v_c`` ``(B, D)`` centre input vectors, ``u_o`` ``(B, D)`` context output
-    vectors, ``u_neg`` ``(B, K, D)`` noise output vectors; ``neg_mask`` ``(B, K)``
-    zeroes noise draws that hit the true word, as the word2vec C code skips them.
-    Returns ``(loss, ∂L/∂v_c (B, D), ∂L/∂u_o (B, D), ∂L/∂u_neg (B, K, D))``.
+    ``∂L/∂u_o = g_pos · v_c`` and ``∂L/∂u_k = g_neg[k] · v_c``, so the training
+    loop never needs the ``(B, K, D)`` gradient itself. Returns
+    ``(loss, ∂L/∂v_c (B, D), g_pos (B,), g_neg (B, K))``.
     """
     if v_c.ndim != 2 or u_o.shape != v_c.shape or u_neg.ndim != 3 or u_neg.shape[::2] != v_c.shape:
         got = f"{v_c.shape}, {u_o.shape}, {u_neg.shape}"
@@ -97,9 +97,34 @@ def sgns_loss_and_grads(
     g_pos = _sigmoid(pos_score) - 1.0  # ∂L/∂pos_score  (B,)
     g_neg = weight * _sigmoid(neg_score)  # ∂L/∂neg_score  (B, K)
     grad_v = g_pos[:, None] * u_o + np.einsum("bk,bkd->bd", g_neg, u_neg)  # (B, D)
+    return float(loss), grad_v, g_pos, g_neg
+
+
+def sgns_loss_and_grads(
+    v_c: np.ndarray, u_o: np.ndarray, u_neg: np.ndarray, neg_mask: np.ndarray | None = None
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """Skip-gram negative-sampling loss, summed over the batch, and its gradients.
+
+    ``v_c`` ``(B, D)`` centre input vectors, ``u_o`` ``(B, D)`` context output
+    vectors, ``u_neg`` ``(B, K, D)`` noise output vectors; ``neg_mask`` ``(B, K)``
+    zeroes noise draws that hit the true word, as the word2vec C code skips them.
+    Returns ``(loss, ∂L/∂v_c (B, D), ∂L/∂u_o (B, D), ∂L/∂u_neg (B, K, D))``.
+    """
+    loss, grad_v, g_pos, g_neg = sgns_coefficients(v_c, u_o, u_neg, neg_mask)
     grad_u_o = g_pos[:, None] * v_c  # (B, D)
     grad_u_neg = g_neg[:, :, None] * v_c[:, None, :]  # (B, K, D)
-    return float(loss), grad_v, grad_u_o, grad_u_neg
+    return loss, grad_v, grad_u_o, grad_u_neg
+
+
+def _context_mean(v_context: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if v_context.ndim != 3 or mask.shape != v_context.shape[:2]:
+        got = f"{v_context.shape}, {mask.shape}"
+        raise ValueError(f"expected v_context (B, C, D) and mask (B, C); got {got}")
+    counts = mask.sum(axis=1, keepdims=True)  # (B, 1)
+    if np.any(counts == 0):
+        raise ValueError("every CBOW example needs at least one context word")
+    h = np.einsum("bcd,bc->bd", v_context, mask) / counts  # (B, D)
+    return h, counts
 
 
 def cbow_loss_and_grads(
@@ -116,14 +141,7 @@ def cbow_loss_and_grads(
     centre word's output vector, ``u_neg`` ``(B, K, D)``. Returns
     ``(loss, ∂L/∂v_context (B, C, D), ∂L/∂u_o, ∂L/∂u_neg)``.
     """
-    if v_context.ndim != 3 or mask.shape != v_context.shape[:2]:
-        raise ValueError(
-            f"expected v_context (B, C, D) and mask (B, C); got {v_context.shape}, {mask.shape}"
-        )
-    counts = mask.sum(axis=1, keepdims=True)  # (B, 1)
-    if np.any(counts == 0):
-        raise ValueError("every CBOW example needs at least one context word")
-    h = (v_context * mask[:, :, None]).sum(axis=1) / counts  # (B, D)
+    h, counts = _context_mean(v_context, mask)
     loss, grad_h, grad_u_o, grad_u_neg = sgns_loss_and_grads(h, u_o, u_neg, neg_mask)
     grad_context = (grad_h / counts)[:, None, :] * mask[:, :, None]  # (B, C, D)
     return loss, grad_context, grad_u_o, grad_u_neg
@@ -155,19 +173,30 @@ def keep_probability(counts: np.ndarray, sample: float) -> np.ndarray:
     return np.minimum(1.0, (np.sqrt(frequency / sample) + 1.0) * sample / frequency)
 
 
-def scatter_add(table: np.ndarray, rows: np.ndarray, updates: np.ndarray) -> None:
-    """``table[rows[i]] += updates[i]`` for every ``i``, repeated rows summed.
+def scatter_add(
+    table: np.ndarray,
+    rows: np.ndarray,
+    source: np.ndarray,
+    weights: np.ndarray | None = None,
+    columns: np.ndarray | None = None,
+) -> None:
+    """``table[rows[r]] += weights[r] · source[columns[r]]`` for every ``r``, repeats summed.
 
-    The same result as ``np.add.at(table, rows, updates)``, computed as a
-    sparse (unique rows × batch) matrix of ones times ``updates``, which is
-    several times faster for the thousands of rows a mini-batch touches.
+    With the defaults (weights 1, ``columns = arange``) this is
+    ``np.add.at(table, rows, source)``. It is computed as one sparse
+    (unique rows × source rows) matrix times ``source``, which is several times
+    faster than ``np.add.at`` and lets the ``(B, K, D)`` gradient of the noise
+    vectors stay implicit: it is ``g_neg[b, k] · v_c[b]``.
     """
+    rows = rows.reshape(-1)
+    columns = np.arange(rows.size) if columns is None else columns.reshape(-1)
+    values = np.ones(rows.size, dtype=source.dtype) if weights is None else weights.reshape(-1)
     unique, inverse = np.unique(rows, return_inverse=True)
     selector = scipy.sparse.csr_matrix(
-        (np.ones(rows.size, dtype=updates.dtype), (inverse.reshape(-1), np.arange(rows.size))),
-        shape=(unique.size, rows.size),
+        (values.astype(source.dtype, copy=False), (inverse.reshape(-1), columns)),
+        shape=(unique.size, source.shape[0]),
     )  # (U, B)
-    table[unique] += selector @ updates  # (U, D)
+    table[unique] += selector @ source  # (U, D)
 
 
 @dataclass
@@ -325,32 +354,37 @@ class Word2Vec:
         return self.log
 
     def _sgns_step(self, centres: np.ndarray, contexts: np.ndarray, lr: float) -> float:
-        negatives = self._negatives((centres.size, self.config.negative))  # (B, K)
+        batch, k = centres.size, self.config.negative
+        negatives = self._negatives((batch, k))  # (B, K)
         v_c = self.W_in[centres]  # (B, D)
-        u_o = self.W_out[contexts]  # (B, D)
-        u_neg = self.W_out[negatives]  # (B, K, D)
-        loss, g_v, g_o, g_neg = sgns_loss_and_grads(v_c, u_o, u_neg, negatives != contexts[:, None])
-        dim = g_v.shape[1]
-        scatter_add(self.W_in, centres, -lr * g_v)
-        out_rows = np.concatenate([contexts, negatives.reshape(-1)])  # (B + B·K,)
-        scatter_add(self.W_out, out_rows, -lr * np.concatenate([g_o, g_neg.reshape(-1, dim)]))
+        loss, grad_v, g_pos, g_neg = sgns_coefficients(
+            v_c, self.W_out[contexts], self.W_out[negatives], negatives != contexts[:, None]
+        )
+        scatter_add(self.W_in, centres, -lr * grad_v)
+        # Every output-vector gradient is a multiple of v_c: ∂L/∂u = g · v_c.
+        rows = np.concatenate([contexts, negatives.reshape(-1)])  # (B + B·K,)
+        columns = np.concatenate([np.arange(batch), np.repeat(np.arange(batch), k)])
+        weights = -lr * np.concatenate([g_pos, g_neg.reshape(-1)])
+        scatter_add(self.W_out, rows, v_c, weights, columns)
         return loss
 
     def _cbow_step(
         self, centres: np.ndarray, context: np.ndarray, mask: np.ndarray, lr: float
     ) -> float:
-        negatives = self._negatives((centres.size, self.config.negative))  # (B, K)
-        v_context = self.W_in[context]  # (B, C, D)
-        u_o = self.W_out[centres]  # (B, D)
-        u_neg = self.W_out[negatives]  # (B, K, D)
-        loss, g_ctx, g_o, g_neg = cbow_loss_and_grads(
-            v_context, mask, u_o, u_neg, negatives != centres[:, None]
+        batch, k = centres.size, self.config.negative
+        negatives = self._negatives((batch, k))  # (B, K)
+        h, counts = _context_mean(self.W_in[context], mask)  # (B, D), (B, 1)
+        loss, grad_h, g_pos, g_neg = sgns_coefficients(
+            h, self.W_out[centres], self.W_out[negatives], negatives != centres[:, None]
         )
-        dim = g_o.shape[1]
-        used = mask.reshape(-1) > 0
-        scatter_add(self.W_in, context.reshape(-1)[used], -lr * g_ctx.reshape(-1, dim)[used])
-        out_rows = np.concatenate([centres, negatives.reshape(-1)])  # (B + B·K,)
-        scatter_add(self.W_out, out_rows, -lr * np.concatenate([g_o, g_neg.reshape(-1, dim)]))
+        # Each used context word gets grad_h / (number of context words).
+        used_b, used_c = np.nonzero(mask)
+        share = (-lr / counts[:, 0])[used_b]
+        scatter_add(self.W_in, context[used_b, used_c], grad_h, share, used_b)
+        rows = np.concatenate([centres, negatives.reshape(-1)])  # (B + B·K,)
+        columns = np.concatenate([np.arange(batch), np.repeat(np.arange(batch), k)])
+        weights = -lr * np.concatenate([g_pos, g_neg.reshape(-1)])
+        scatter_add(self.W_out, rows, h, weights, columns)
         return loss
 
     # -- using the vectors ----------------------------------------------------

@@ -20,6 +20,7 @@ __all__ = [
     "most_similar",
     "one_hot",
     "one_hot_sparse",
+    "pca",
 ]
 
 
@@ -115,3 +116,24 @@ def embedding_lookup(ids: Sequence[int] | np.ndarray, weight: np.ndarray) -> np.
         raise ValueError(f"weight must be (V, D), got shape {weight.shape}")
     array = _check_ids(ids, weight.shape[0])
     return weight[array]  # (T, D)
+
+
+def pca(vectors: np.ndarray, k: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Project ``(N, D)`` vectors on their first ``k`` principal components.
+
+    Returns ``(coordinates (N, k), explained variance ratio (k,))``. Each
+    component's sign is fixed so that its largest-magnitude loading is positive,
+    which makes plots repeat from run to run.
+    """
+    x = np.asarray(vectors, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 2:
+        raise ValueError(f"vectors must be (N, D) with N >= 2, got shape {x.shape}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= min(x.shape):
+        raise ValueError(f"k must be an int in [1, {min(x.shape)}], got {k!r}")
+    centred = x - x.mean(axis=0)  # (N, D)
+    _, singular, components = np.linalg.svd(centred, full_matrices=False)  # (D', D)
+    components = components[:k]  # (k, D)
+    signs = np.sign(components[np.arange(k), np.abs(components).argmax(axis=1)])
+    components = components * signs[:, None]
+    variance = singular**2
+    return centred @ components.T, variance[:k] / variance.sum()
