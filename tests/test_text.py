@@ -166,3 +166,18 @@ def test_missing_java_raises_an_error_that_names_the_fix(monkeypatch):
 @given(st.text(alphabet=st.sampled_from(list("국민은헌법의모든 .,가나")), max_size=20))
 def test_okt_morphemes_never_contain_white_space(s):
     assert all(m.strip() == m and m for m in MorphTokenizer("okt").morphs(s))
+
+
+def test_konlpy_jvm_leaves_termination_signals_to_python():
+    # A fresh interpreter, so that no other test has started the JVM first.
+    import subprocess
+    import sys
+
+    code = (
+        "from course_utils.text import MorphTokenizer; MorphTokenizer('okt').morphs('안녕'); "
+        "import jpype; print(list(map(str, jpype.java.lang.management.ManagementFactory"
+        ".getRuntimeMXBean().getInputArguments())))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "-Xrs" in run.stdout

@@ -226,6 +226,31 @@ def java_status() -> tuple[bool, str]:
     return True, str(path)
 
 
+def _start_jvm() -> None:
+    """Start KoNLPy's JVM with ``-Xrs`` (if it is not running yet).
+
+    ``-Xrs`` leaves SIGTERM and SIGINT to Python. Without it the JVM's own
+    SIGTERM handler can call back into a Python interpreter that is already
+    shutting down (a Jupyter kernel being stopped) and crash, leaving an
+    ``hs_err_pid*.log`` behind.
+    """
+    import jpype
+    import konlpy.jvm
+
+    if jpype.isJVMStarted():
+        return
+    start = jpype.startJVM
+
+    def start_without_signal_handlers(*args: Any, **kwargs: Any) -> Any:
+        return start(*args, "-Xrs", **kwargs)
+
+    jpype.startJVM = start_without_signal_handlers
+    try:
+        konlpy.jvm.init_jvm()
+    finally:
+        jpype.startJVM = start
+
+
 @functools.cache
 def _load_analyzer(name: str) -> Any:
     ok, detail = java_status()
@@ -235,6 +260,7 @@ def _load_analyzer(name: str) -> Any:
         import konlpy.tag
     except ImportError as error:  # pragma: no cover - konlpy is in requirements.txt
         raise ImportError("KoNLPy is not installed: pip install konlpy") from error
+    _start_jvm()
     return getattr(konlpy.tag, _ANALYZER_CLASSES[name])()
 
 
