@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from gensim.models import Word2Vec as GensimWord2Vec
 
+from course_utils.gradcheck import numerical_gradient, relative_error
 from course_utils.word2vec import (
     Word2Vec,
     Word2VecConfig,
@@ -17,23 +18,6 @@ from course_utils.word2vec import (
 )
 
 RNG = np.random.default_rng(0)
-
-
-def numerical_gradient(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    grad = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        old = x[index]
-        x[index] = old + eps
-        plus = f()
-        x[index] = old - eps
-        minus = f()
-        x[index] = old
-        grad[index] = (plus - minus) / (2 * eps)
-    return grad
-
-
-def relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.max(np.abs(a - b) / np.maximum(1e-8, np.abs(a) + np.abs(b))))
 
 
 def test_sgns_gradients_pass_a_float64_finite_difference_check():

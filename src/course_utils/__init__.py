@@ -2,11 +2,17 @@
 
 Modules mirror the book's chapters (see each module's docstring):
 
-- ``device``   : device selection (cuda → mps → cpu) and seeding, used everywhere
+- ``device``   : device selection (cuda → mps → cpu), seeding and the COURSE_RUN size knob
+- ``progress`` : progress bars that stay quiet in the book build
+- ``gradcheck``: finite-difference gradient checks
+- ``natural_language``: 1장 자연어와 시퀀스 데이터 — bag of words, edit distance, Zipf, chain rule
 - ``text``     : 2장 텍스트 전처리와 토큰화 — cleaning, tokenizers, Korean morphemes
 - ``vocab``    : 2장 — vocabulary with special tokens, encode/decode
 - ``bpe``      : 2장 — byte-pair encoding (BPE) trained from scratch
+- ``word_vectors``: 3장 단어 표현 — one-hot vectors, cosine similarity, embedding lookup, PCA
+- ``word2vec`` : 4장 Word2Vec — skip-gram and CBOW with negative sampling in NumPy
 - ``datasets`` : corpora bundled with KoNLPy and gensim (no network)
+- ``exercises``: otter-grader masters → student notebooks and autograder zips
 - ``viz``      : Korean fonts for matplotlib
 - ``doctor``   : ``python -m course_utils doctor`` environment report
 - ``grading``  : ``python -m course_utils grade`` batch grading with otter-grader
