@@ -16,6 +16,7 @@ Modules mirror the book's chapters (see each module's docstring):
 - ``viz``      : Korean fonts for matplotlib
 - ``doctor``   : ``python -m course_utils doctor`` environment report
 - ``grading``  : ``python -m course_utils grade`` batch grading with otter-grader
+- ``train``    : the shared training loop (gradient clipping, history, NaN guard) for 6장 onwards
 """
 
 from __future__ import annotations

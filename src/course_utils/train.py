@@ -1,0 +1,123 @@
+"""The training loop every neural chapter reuses (6장 RNN onwards).
+
+Small enough to read in one sitting: seed, pick the device, then for each
+epoch run the batches, clip the gradient norm, step, and record a history
+for plotting. A loss that becomes NaN or infinite stops training with an
+error that names the epoch and step, instead of a silently broken curve.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from course_utils.device import get_device, seed_everything
+from course_utils.progress import progress
+
+__all__ = ["History", "NonFiniteLossError", "clip_grad_norm", "evaluate", "fit"]
+
+Batch = Any
+#: ``loss_fn(model, batch) -> scalar loss tensor``; moves the batch to the model's device itself.
+LossFn = Callable[[torch.nn.Module, Batch], torch.Tensor]
+
+
+class NonFiniteLossError(FloatingPointError):
+    """The loss became NaN or infinite during training."""
+
+
+@dataclass
+class History:
+    """Per-epoch records for plotting: mean losses, gradient norms and time."""
+
+    train_loss: list[float] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)  # mean norm before clipping
+    seconds: list[float] = field(default_factory=list)
+
+
+def clip_grad_norm(parameters: Iterable[torch.nn.Parameter], max_norm: float) -> float:
+    """Rescale gradients so that their joint L2 norm is at most ``max_norm``.
+
+    ``g ← g · min(1, max_norm / (‖g‖ + 1e-6))`` over all parameters together, as
+    ``torch.nn.utils.clip_grad_norm_`` does. Returns the norm before clipping.
+    """
+    if not max_norm > 0:
+        raise ValueError(f"max_norm must be > 0, got {max_norm}")
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return 0.0
+    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+    for g in grads:
+        g.mul_(scale)
+    return float(total)
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, batches: Iterable[Batch], loss_fn: LossFn) -> float:
+    """Mean loss over ``batches`` with the model in evaluation mode."""
+    model.eval()
+    losses = [float(loss_fn(model, batch)) for batch in batches]
+    if not losses:
+        raise ValueError("no batches to evaluate")
+    return sum(losses) / len(losses)
+
+
+def fit(
+    model: torch.nn.Module,
+    train_batches: Callable[[], Iterable[Batch]],
+    loss_fn: LossFn,
+    optimizer: torch.optim.Optimizer,
+    epochs: int,
+    clip_norm: float | None = None,
+    val_batches: Callable[[], Iterable[Batch]] | None = None,
+    device: str | torch.device | None = None,
+    seed: int | None = 0,
+    show_progress: bool = True,
+) -> History:
+    """Train ``model`` for ``epochs`` passes and return the :class:`History`.
+
+    ``train_batches`` and ``val_batches`` are called once per epoch and return
+    an iterable of batches, so each epoch can reshuffle.
+    """
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be an int >= 1, got {epochs!r}")
+    if seed is not None:
+        seed_everything(seed)
+    target = get_device() if device is None else torch.device(device)
+    model.to(target)
+    history = History()
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        model.train()
+        losses, norms = [], []
+        batches: Iterable[Batch] = train_batches()
+        if show_progress:
+            batches = progress(batches, f"epoch {epoch}/{epochs}")
+        for step, batch in enumerate(batches, start=1):
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(model, batch)
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                raise NonFiniteLossError(
+                    f"loss became {value} at epoch {epoch}, step {step}: lower the learning rate, "
+                    "clip the gradient norm (clip_norm) or check the inputs"
+                )
+            loss.backward()
+            if clip_norm is not None:
+                norms.append(clip_grad_norm(model.parameters(), clip_norm))
+            optimizer.step()
+            losses.append(value)
+        if not losses:
+            raise ValueError("train_batches() yielded no batches")
+        history.train_loss.append(sum(losses) / len(losses))
+        history.grad_norm.append(sum(norms) / len(norms) if norms else float("nan"))
+        if val_batches is not None:
+            history.val_loss.append(evaluate(model, val_batches(), loss_fn))
+        history.seconds.append(time.perf_counter() - start)
+    return history

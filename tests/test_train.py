@@ -1,0 +1,84 @@
+import math
+
+import pytest
+import torch
+
+from course_utils.train import History, NonFiniteLossError, clip_grad_norm, evaluate, fit
+
+
+def _regression_data(n: int = 256):
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(n, 3, generator=generator)
+    y = x @ torch.tensor([[2.0], [-1.0], [0.5]]) + 0.3
+    return [(x[i : i + 32], y[i : i + 32]) for i in range(0, n, 32)]
+
+
+def _mse(model, batch):
+    x, y = batch
+    device = next(model.parameters()).device
+    return torch.nn.functional.mse_loss(model(x.to(device)), y.to(device))
+
+
+@pytest.mark.parametrize("max_norm", [0.01, 0.5, 100.0])
+def test_clip_grad_norm_equals_torch(max_norm):
+    torch.manual_seed(0)
+    ours, theirs = torch.nn.GRU(4, 5), torch.nn.GRU(4, 5)
+    theirs.load_state_dict(ours.state_dict())
+    x = torch.randn(7, 2, 4)
+    for model in (ours, theirs):
+        model(x)[0].pow(3).sum().backward()
+    our_norm = clip_grad_norm(ours.parameters(), max_norm)
+    their_norm = torch.nn.utils.clip_grad_norm_(theirs.parameters(), max_norm)
+    assert our_norm == pytest.approx(float(their_norm), rel=1e-6)
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-6, atol=1e-7)
+
+
+def test_fit_learns_a_linear_map_and_records_history():
+    model = torch.nn.Linear(3, 1)
+    data = _regression_data()
+    history = fit(model, lambda: data, _mse, torch.optim.SGD(model.parameters(), lr=0.1), epochs=20,
+                  clip_norm=10.0, val_batches=lambda: data[:2], device="cpu", show_progress=False)  # fmt: skip
+    assert isinstance(history, History)
+    assert len(history.train_loss) == len(history.val_loss) == len(history.grad_norm) == 20
+    assert history.train_loss[-1] < 1e-3 < history.train_loss[0]
+    torch.testing.assert_close(
+        model.weight.detach(), torch.tensor([[2.0, -1.0, 0.5]]), atol=1e-2, rtol=0
+    )
+
+
+def test_fit_is_seeded():
+    results = []
+    for _ in range(2):
+        model = torch.nn.Linear(3, 1)  # initialised before fit seeds: re-seed here
+        torch.manual_seed(1)
+        model.reset_parameters()
+        data = _regression_data()
+        fit(model, lambda data=data: data, _mse, torch.optim.SGD(model.parameters(), lr=0.05), epochs=2,
+            device="cpu", show_progress=False)  # fmt: skip
+        results.append(model.weight.detach().clone())
+    torch.testing.assert_close(results[0], results[1], rtol=0, atol=0)
+
+
+def test_a_diverging_loss_is_an_error_not_a_nan_curve():
+    model = torch.nn.Linear(3, 1)
+    data = _regression_data()
+    with pytest.raises(NonFiniteLossError, match=r"epoch \d+, step \d+"):
+        fit(model, lambda: data, _mse, torch.optim.SGD(model.parameters(), lr=1e6), epochs=5,
+            device="cpu", show_progress=False)  # fmt: skip
+
+
+def test_evaluate_and_bad_input():
+    model = torch.nn.Linear(3, 1)
+    data = _regression_data()
+    assert math.isfinite(evaluate(model, data, _mse))
+    with pytest.raises(ValueError, match="no batches"):
+        evaluate(model, [], _mse)
+    with pytest.raises(ValueError, match="epochs"):
+        fit(model, lambda: data, _mse, torch.optim.SGD(model.parameters(), lr=0.1), epochs=0)
+    with pytest.raises(ValueError, match="yielded no batches"):
+        fit(model, lambda: [], _mse, torch.optim.SGD(model.parameters(), lr=0.1), epochs=1,
+            device="cpu", show_progress=False)  # fmt: skip
+    with pytest.raises(ValueError, match="max_norm"):
+        clip_grad_norm(model.parameters(), 0)
+    assert clip_grad_norm(torch.nn.Linear(2, 2).parameters(), 1.0) == 0.0
