@@ -15,7 +15,6 @@ Usage: ``python -m course_utils.exercises build|check [--root DIR]``.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import shutil
 import subprocess
@@ -97,7 +96,6 @@ def autograder_zip(assignment_dir: Path) -> Path:
 def normalized_student_notebook(path: Path) -> dict[str, Any]:
     """The student notebook as committed: no outputs, stable cell ids, no volatile metadata."""
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-    notebook = copy.deepcopy(notebook)
     for index, cell in enumerate(notebook["cells"]):
         cell["id"] = f"cell-{index:03d}"
         if cell["cell_type"] == "code":

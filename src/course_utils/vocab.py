@@ -108,10 +108,6 @@ class Vocab:
             raise KeyError(f"{token!r} is not in the vocabulary and it has no unknown token")
         return self._stoi[self.unk_token]
 
-    def id_of(self, token: str) -> int:
-        """The id of ``token`` (the unknown token's id if it is not in the vocabulary)."""
-        return self[token]
-
     def token_of(self, index: int) -> str:
         """The token whose id is ``index``."""
         if isinstance(index, bool) or not isinstance(index, int):
