@@ -1,0 +1,159 @@
+"""5장 시퀀스 모델과 언어 모델: a count-based n-gram language model with smoothing.
+
+``P(x_t | x_1 … x_{t-1}) ≈ P(x_t | x_{t-n+1} … x_{t-1})``: the Markov assumption
+of order n-1, estimated by counting. Two smoothings:
+
+- ``"add_k"`` (Lidstone): ``(c(h, w) + k) / (c(h) + k|V|)``, the same numbers as
+  ``nltk.lm.Lidstone``;
+- ``"kneser_ney"`` (interpolated Kneser–Ney, Chen & Goodman 1999): absolute
+  discounting at every order, with continuation counts below the top order and
+  the uniform distribution at the bottom, so every token of the vocabulary
+  keeps a non-zero probability. ``interpolate_uniform=False`` leaves the
+  uniform out, as ``nltk.lm.KneserNeyInterpolated`` does.
+
+The text is one stream of tokens (for characters, line breaks included); the
+first tokens of a stream use the shorter history they have.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+__all__ = ["NGramLM"]
+
+Token = Hashable
+Context = tuple[Token, ...]
+
+
+class NGramLM:
+    """An n-gram language model over a closed vocabulary (training tokens plus ``unk``)."""
+
+    def __init__(
+        self,
+        tokens: Sequence[Token],
+        order: int,
+        smoothing: str = "kneser_ney",
+        k: float = 1.0,
+        discount: float = 0.75,
+        unk: str = "<unk>",
+        interpolate_uniform: bool = True,
+    ) -> None:
+        if isinstance(tokens, str):
+            raise TypeError("tokens must be a sequence of tokens; for characters pass list(text)")
+        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
+            raise ValueError(f"order must be an int >= 1, got {order!r}")
+        if smoothing not in ("add_k", "kneser_ney"):
+            raise ValueError(f"smoothing must be 'add_k' or 'kneser_ney', got {smoothing!r}")
+        if not k > 0:
+            raise ValueError(f"k must be > 0, got {k}")
+        if not 0 < discount < 1:
+            raise ValueError(f"discount must be between 0 and 1, got {discount}")
+        tokens = list(tokens)
+        if len(tokens) < order:
+            raise ValueError(f"need at least order={order} training tokens, got {len(tokens)}")
+        self.order = order
+        self.smoothing = smoothing
+        self.k = float(k)
+        self.discount = float(discount)
+        self.unk = unk
+        self.interpolate_uniform = interpolate_uniform
+        self.vocab: list[Token] = sorted(set(tokens), key=repr)
+        if unk not in self.vocab:
+            self.vocab.append(unk)
+        self._known = set(self.vocab)
+        # counts[m][(h…, w)]: raw counts of every m-gram, m = 1 … order.
+        self.counts: list[Counter[Context]] = [Counter() for _ in range(order + 1)]
+        for m in range(1, order + 1):
+            self.counts[m].update(zip(*(tokens[i:] for i in range(m)), strict=False))
+        # The statistic each order uses: raw counts at the top, continuation counts
+        # N1+(• h w) (how many different tokens precede h w) below it.
+        self._stat: list[Counter[Context]] = [Counter() for _ in range(order + 1)]
+        self._stat[order] = self.counts[order]
+        for m in range(1, order):
+            if smoothing == "add_k":
+                self._stat[m] = self.counts[m]
+            else:
+                self._stat[m] = Counter(gram[1:] for gram in self.counts[m + 1])
+        # Per history: the total of the statistic and the number of distinct followers.
+        self._total: list[Counter[Context]] = [Counter() for _ in range(order + 1)]
+        self._types: list[Counter[Context]] = [Counter() for _ in range(order + 1)]
+        for m in range(1, order + 1):
+            for gram, count in self._stat[m].items():
+                self._total[m][gram[:-1]] += count
+                self._types[m][gram[:-1]] += 1
+
+    def _check_token(self, token: Token) -> Token:
+        return token if token in self._known else self.unk
+
+    def prob(self, token: Token, context: Sequence[Token] = ()) -> float:
+        """``P(token | context)``; only the last ``order - 1`` tokens of ``context`` matter."""
+        if isinstance(context, str) and len(context) > 1:
+            raise TypeError("context must be a sequence of tokens; for characters pass list(text)")
+        token = self._check_token(token)
+        history = tuple(self._check_token(t) for t in context)
+        history = history[-(self.order - 1) :] if self.order > 1 else ()
+        if self.smoothing == "add_k":
+            m = len(history) + 1
+            return (self.counts[m][(*history, token)] + self.k) / (
+                self._total[m][history] + self.k * len(self.vocab)
+            )
+        return self._kneser_ney(token, history)
+
+    def _kneser_ney(self, token: Token, history: Context) -> float:
+        m = len(history) + 1
+        total = self._total[m][history]
+        if m == 1:
+            if not self.interpolate_uniform:
+                return self._stat[1][(token,)] / total
+            lower = 1 / len(self.vocab)
+        else:
+            lower = self._kneser_ney(token, history[1:])
+            if total == 0:  # history never seen: all the mass goes to the shorter history
+                return lower
+        kept = max(self._stat[m][(*history, token)] - self.discount, 0.0) / total
+        backoff_weight = self.discount * self._types[m][history] / total
+        return kept + backoff_weight * lower
+
+    def distribution(self, context: Sequence[Token] = ()) -> np.ndarray:
+        """``P(· | context)`` over :attr:`vocab`, shape (|V|,)."""
+        return np.array([self.prob(token, context) for token in self.vocab])
+
+    def log_likelihood(self, tokens: Sequence[Token]) -> tuple[float, int]:
+        """Natural-log likelihood of a stream and its length (tokens outside the vocab → ``unk``)."""
+        if isinstance(tokens, str):
+            raise TypeError("tokens must be a sequence of tokens; for characters pass list(text)")
+        tokens = list(tokens)
+        if not tokens:
+            raise ValueError("tokens is empty: perplexity needs at least one token")
+        span = self.order - 1
+        total = 0.0
+        for t, token in enumerate(tokens):
+            total += math.log(self.prob(token, tokens[max(0, t - span) : t]))
+        return total, len(tokens)
+
+    def perplexity(self, tokens: Sequence[Token]) -> float:
+        """``exp(-(1/N) Σ log P(x_t | x_{t-n+1} … x_{t-1}))`` over the stream ``tokens``."""
+        total, count = self.log_likelihood(tokens)
+        return math.exp(-total / count)
+
+    def sample(self, length: int, prefix: Sequence[Token] = (), seed: int = 0) -> list[Token]:
+        """Draw ``length`` tokens one at a time from ``P(· | the last n-1 tokens)``."""
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise ValueError(f"length must be an int >= 0, got {length!r}")
+        rng = random.Random(seed)
+        history = list(prefix)
+        out: list[Token] = []
+        for _ in range(length):
+            weights = self.distribution(history[-(self.order - 1) :] if self.order > 1 else ())
+            token = rng.choices(self.vocab, weights=weights.tolist())[0]
+            out.append(token)
+            history.append(token)
+        return out
+
+    def __repr__(self) -> str:
+        return f"NGramLM(order={self.order}, smoothing={self.smoothing!r}, vocab={len(self.vocab)})"
