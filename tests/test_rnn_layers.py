@@ -51,7 +51,9 @@ def test_layer_matches_torch_with_copied_weights(mode, num_layers, bidirectional
     loss_ref = (out_ref * weights).sum() + sum(s.pow(2).sum() for s in _states(final_ref))
     loss.backward()
     loss_ref.backward()
-    for (name, p), (_, q) in zip(ours.named_parameters(), reference.named_parameters(), strict=True):
+    for (name, p), (_, q) in zip(
+        ours.named_parameters(), reference.named_parameters(), strict=True
+    ):
         torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=1e-5, msg=name)
     torch.testing.assert_close(x.grad, x_ref.grad, rtol=0, atol=1e-5)
     for a, b in zip(state, state_ref, strict=True):
@@ -121,7 +123,7 @@ def test_wrong_shapes_name_the_expected_shape():
         rnn(torch.randn(7, 3, 4), torch.zeros(3, 6))
     with pytest.raises(ValueError, match="at least one time step"):
         rnn(torch.randn(0, 3, 4))
-    with pytest.raises(TypeError, match="torch.Tensor"):
+    with pytest.raises(TypeError, match=r"torch\.Tensor"):
         rnn([[1.0]])
     with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
         GRU(3, 0)

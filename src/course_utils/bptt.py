@@ -45,7 +45,10 @@ ACTIVATIONS = ("tanh", "relu")
 def init_params(
     input_size: int, hidden_size: int, output_size: int, seed: int = 0, scale: float = 0.3
 ) -> Params:
-    """Float64 parameters ``W_xh`` (I, H), ``W_hh`` (H, H), ``b_h`` (H,), ``W_hq`` (H, Q), ``b_q`` (Q,)."""
+    """Float64 parameters W_xh (I, H), W_hh (H, H), b_h (H,), W_hq (H, Q), b_q (Q,).
+
+    Normal with standard deviation ``scale``, from ``seed``.
+    """
     rng = np.random.default_rng(seed)
     return {
         "W_xh": rng.normal(0, scale, (input_size, hidden_size)),
@@ -106,7 +109,9 @@ def softmax_cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[floa
     picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
     count = targets.size
     grad = np.exp(log_probs)
-    np.put_along_axis(grad, targets[..., None], np.take_along_axis(grad, targets[..., None], -1) - 1, -1)  # fmt: skip
+    np.put_along_axis(
+        grad, targets[..., None], np.take_along_axis(grad, targets[..., None], -1) - 1, -1
+    )
     return float(-picked.sum() / count), grad / count
 
 
@@ -164,8 +169,13 @@ def truncated_bptt_epoch(
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
     if x.dim() != 2 or y.shape != x.shape:
-        raise ValueError(f"expected x and y of the same shape (batch, seq_len), got {tuple(x.shape)} and {tuple(y.shape)}")  # fmt: skip
-    loss_fn = loss_fn or (lambda logits, target: F.cross_entropy(logits.flatten(0, 1), target.flatten()))  # fmt: skip
+        raise ValueError(
+            "expected x and y of the same shape (batch, seq_len), "
+            f"got {tuple(x.shape)} and {tuple(y.shape)}"
+        )
+    loss_fn = loss_fn or (
+        lambda logits, target: F.cross_entropy(logits.flatten(0, 1), target.flatten())
+    )
     device = next(model.parameters()).device
     x, y = x.to(device), y.to(device)
     model.train()

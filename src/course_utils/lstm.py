@@ -73,7 +73,7 @@ class LSTMSequence(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any,
         x_proj: torch.Tensor,  # (T, B, 4H)
         h0: torch.Tensor,  # (B, H)
@@ -96,7 +96,7 @@ class LSTMSequence(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(  # type: ignore[override]
+    def backward(
         ctx: Any, grad_hs: torch.Tensor, grad_hn: torch.Tensor, grad_cn: torch.Tensor
     ) -> tuple[torch.Tensor | None, ...]:
         biased, hs, cs, weight_hh = ctx.saved_tensors
@@ -116,7 +116,9 @@ class LSTMSequence(torch.autograd.Function):
         dh, dc = grad_hn.clone(), grad_cn.clone()  # gradients flowing in from step t+1
         for t in range(steps - 1, -1, -1):
             dh += grad_hs[t]
-            dc = torch.addcmul(dc, dh, dh_dc[t])  # dc_t = dc_{t+1}·f_{t+1} + dh_t·o_t·(1 - tanh²c_t)
+            dc = torch.addcmul(
+                dc, dh, dh_dc[t]
+            )  # dc_t = dc_{t+1}·f_{t+1} + dh_t·o_t·(1 - tanh²c_t)
             torch.mul(local[t, :, :3], dc.unsqueeze(1), out=grad_gates[t, :, :3])  # i, f, g
             torch.mul(local[t, :, 3], dh, out=grad_gates[t, :, 3])  # o
             dh = grad_gates[t].view(-1, 4 * hidden) @ weight_hh  # to h_{t-1}
@@ -134,7 +136,13 @@ class LSTM(RecurrentLayer):
     gate_count = 4
     state_size = 2
 
-    def cell(self, x_proj: torch.Tensor, state: State, weight_hh: torch.Tensor, bias_hh: torch.Tensor | None) -> State:  # fmt: skip
+    def cell(
+        self,
+        x_proj: torch.Tensor,
+        state: State,
+        weight_hh: torch.Tensor,
+        bias_hh: torch.Tensor | None,
+    ) -> State:
         return lstm_cell(x_proj, state, weight_hh, bias_hh)
 
     def _scan(
@@ -156,7 +164,13 @@ class GRU(RecurrentLayer):
 
     gate_count = 3
 
-    def cell(self, x_proj: torch.Tensor, state: State, weight_hh: torch.Tensor, bias_hh: torch.Tensor | None) -> State:  # fmt: skip
+    def cell(
+        self,
+        x_proj: torch.Tensor,
+        state: State,
+        weight_hh: torch.Tensor,
+        bias_hh: torch.Tensor | None,
+    ) -> State:
         return gru_cell(x_proj, state, weight_hh, bias_hh)
 
 

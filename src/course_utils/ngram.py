@@ -124,7 +124,7 @@ class NGramLM:
         return np.array([self.prob(token, context) for token in self.vocab])
 
     def log_likelihood(self, tokens: Sequence[Token]) -> tuple[float, int]:
-        """Natural-log likelihood of a stream and its length (tokens outside the vocab → ``unk``)."""
+        """Natural-log likelihood of a stream and its length (unknown tokens count as ``unk``)."""
         if isinstance(tokens, str):
             raise TypeError("tokens must be a sequence of tokens; for characters pass list(text)")
         tokens = list(tokens)

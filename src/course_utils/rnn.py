@@ -114,24 +114,40 @@ class RecurrentLayer(nn.Module):
         for weight in self.parameters():
             nn.init.uniform_(weight, -bound, bound)
 
-    def cell(self, x_proj: torch.Tensor, state: State, weight_hh: torch.Tensor, bias_hh: torch.Tensor | None) -> State:  # fmt: skip
+    def cell(
+        self,
+        x_proj: torch.Tensor,
+        state: State,
+        weight_hh: torch.Tensor,
+        bias_hh: torch.Tensor | None,
+    ) -> State:
         """One time step of one direction: ``x_proj`` (B, G·H) → new state."""
         raise NotImplementedError
 
     def _check_input(self, input: torch.Tensor) -> None:
-        layout = "(batch, seq_len, input_size)" if self.batch_first else "(seq_len, batch, input_size)"  # fmt: skip
+        layout = (
+            "(batch, seq_len, input_size)" if self.batch_first else "(seq_len, batch, input_size)"
+        )
         if not isinstance(input, torch.Tensor):
             raise TypeError(f"input must be a torch.Tensor {layout}, got {type(input).__name__}")
         if input.dim() != 3 or input.size(-1) != self.input_size:
-            hint = " (is the batch dimension missing? use x.unsqueeze(...))" if input.dim() == 2 else ""  # fmt: skip
+            hint = (
+                " (is the batch dimension missing? use x.unsqueeze(...))"
+                if input.dim() == 2
+                else ""
+            )
             raise ValueError(
                 f"expected input of shape {layout} with input_size={self.input_size}, "
                 f"got {_shape(input)}{hint}"
             )
         if input.size(0) == 0 or input.size(1) == 0:
-            raise ValueError(f"input must have at least one time step and one sequence, got {_shape(input)}")  # fmt: skip
+            raise ValueError(
+                f"input must have at least one time step and one sequence, got {_shape(input)}"
+            )
 
-    def _initial_state(self, hx: torch.Tensor | State | None, batch: int, like: torch.Tensor) -> list[torch.Tensor]:  # fmt: skip
+    def _initial_state(
+        self, hx: torch.Tensor | State | None, batch: int, like: torch.Tensor
+    ) -> list[torch.Tensor]:
         expected = (self.num_layers * self.num_directions, batch, self.hidden_size)
         if hx is None:
             zeros = like.new_zeros(expected)
@@ -215,7 +231,13 @@ class RNN(RecurrentLayer):
         self.nonlinearity = nonlinearity
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
-    def cell(self, x_proj: torch.Tensor, state: State, weight_hh: torch.Tensor, bias_hh: torch.Tensor | None) -> State:  # fmt: skip
+    def cell(
+        self,
+        x_proj: torch.Tensor,
+        state: State,
+        weight_hh: torch.Tensor,
+        bias_hh: torch.Tensor | None,
+    ) -> State:
         return rnn_cell(x_proj, state, weight_hh, bias_hh, self.nonlinearity)
 
 
@@ -226,7 +248,7 @@ class RNNLanguageModel(nn.Module):
     so a long text can be read in pieces with the state carried over.
     """
 
-    def __init__(self, vocab_size: int, recurrent: nn.Module, dropout: float = 0.0) -> None:
+    def __init__(self, vocab_size: int, recurrent: RecurrentLayer, dropout: float = 0.0) -> None:
         super().__init__()
         if not getattr(recurrent, "batch_first", False):
             raise ValueError("the recurrent layer must be built with batch_first=True")

@@ -26,7 +26,10 @@ def lm_windows(
     and the windows are shuffled, so each epoch sees different cuts.
     """
     if not isinstance(ids, torch.Tensor) or ids.dim() != 1:
-        raise ValueError(f"ids must be a 1-D tensor of token ids, got {getattr(ids, 'shape', type(ids).__name__)}")  # fmt: skip
+        raise ValueError(
+            "ids must be a 1-D tensor of token ids, "
+            f"got {getattr(ids, 'shape', type(ids).__name__)}"
+        )
     _positive_int(batch_size, "batch_size")
     _positive_int(num_steps, "num_steps")
     offset = int(torch.randint(0, num_steps, (1,), generator=generator))
