@@ -17,6 +17,7 @@ from types import ModuleType
 __all__ = [
     "MissingPackageError",
     "gensim_test_file",
+    "korean_char_split",
     "korean_corpus_lines",
     "load_google_analogies",
     "load_kobill",
@@ -163,3 +164,15 @@ def korean_corpus_lines() -> list[str]:
             if any(ch.isalpha() for ch in line):
                 lines.append(unicodedata.normalize("NFC", line))
     return lines
+
+
+def korean_char_split(held_out_fraction: float = 0.2) -> tuple[list[str], list[str]]:
+    """The Korean corpus as two character streams, training and held-out (5, 6, 8장).
+
+    Lines are split with :func:`split_lines` and joined with their line breaks,
+    so ``"\\n"`` is a character the models must predict too.
+    """
+    train, held_out = split_lines(korean_corpus_lines(), held_out_fraction)
+    return list("".join(line + "\n" for line in train)), list(
+        "".join(line + "\n" for line in held_out)
+    )

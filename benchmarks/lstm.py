@@ -1,0 +1,108 @@
+"""Benchmark for chapter 8: the from-scratch LSTM beside ``torch.nn.LSTM``, in one process.
+
+Run from the repository root: ``.venv/bin/python benchmarks/lstm.py``.
+Times one forward plus backward pass (a sum of the outputs and the final
+states as the loss) with the same weights and the same input, on the CPU.
+Three LSTMs are timed, interleaved and repeated, and the median is kept:
+
+- ``torch``: ``torch.nn.LSTM`` (C++ loop over time, one autograd node per step);
+- ``ours``: ``course_utils.lstm.LSTM`` (Python loop, hand-written backward);
+- ``ours, autograd``: the same cell with autograd recording every operation,
+  to show what the hand-written backward buys.
+
+The headline row is the chapter's language-model configuration; the adding
+problem's configuration is reported beside it. Writes
+``benchmarks/results/lstm.json`` with ``ours_s``, ``torch_s`` and ``ratio``.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from course_utils.lstm import LSTM
+from course_utils.rnn import RecurrentLayer
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = {
+    # 8장's character language model: embedding 64 → LSTM 256, batches of 32 windows of 64.
+    "language model (8장)": {"input_size": 64, "hidden_size": 256, "batch": 32, "steps": 64},
+    # 8장's adding problem at its longest setting.
+    "adding problem, T=100 (8장)": {"input_size": 2, "hidden_size": 64, "batch": 64, "steps": 100},
+}
+REPEATS = 15
+
+
+class AutogradLSTM(LSTM):
+    """Our LSTM with the readable cell recorded by autograd step by step."""
+
+    _scan = RecurrentLayer._scan
+
+
+def time_once(model: torch.nn.Module, x: torch.Tensor) -> float:
+    model.zero_grad(set_to_none=True)
+    start = time.perf_counter()
+    out, (h, c) = model(x)
+    (out.sum() + h.sum() + c.sum()).backward()
+    return time.perf_counter() - start
+
+
+def run(config: dict[str, int]) -> dict[str, float]:
+    torch.manual_seed(0)
+    reference = torch.nn.LSTM(config["input_size"], config["hidden_size"], batch_first=True)
+    ours, autograd = (
+        cls(config["input_size"], config["hidden_size"], batch_first=True)
+        for cls in (LSTM, AutogradLSTM)
+    )
+    ours.load_state_dict(reference.state_dict())
+    autograd.load_state_dict(reference.state_dict())
+    x = torch.randn(config["batch"], config["steps"], config["input_size"])
+    models = {"torch": reference, "ours": ours, "ours, autograd": autograd}
+    times: dict[str, list[float]] = {name: [] for name in models}
+    for name, model in models.items():  # warm-up
+        time_once(model, x)
+    for _ in range(REPEATS):
+        for name, model in models.items():
+            times[name].append(time_once(model, x))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def main() -> None:
+    rows = {name: run(config) for name, config in CONFIGS.items()}
+    print(f"LSTM forward + backward on the CPU ({torch.get_num_threads()} threads), median of {REPEATS}")  # noqa: E501
+    print(f"{'configuration':<30} {'torch':>9} {'ours':>9} {'ratio':>6} {'autograd':>9} {'ratio':>6}")
+    for name, t in rows.items():
+        print(
+            f"{name:<30} {t['torch'] * 1e3:7.1f}ms {t['ours'] * 1e3:7.1f}ms "
+            f"{t['ours'] / t['torch']:5.2f}× {t['ours, autograd'] * 1e3:7.1f}ms "
+            f"{t['ours, autograd'] / t['torch']:5.2f}×"
+        )
+    headline = rows["language model (8장)"]
+    results = {
+        "ours_s": headline["ours"],
+        "torch_s": headline["torch"],
+        "ratio": headline["ours"] / headline["torch"],
+        "configurations": {
+            name: {**CONFIGS[name], **{f"{k}_s": v for k, v in t.items()},
+                   "ratio": t["ours"] / t["torch"],
+                   "autograd_ratio": t["ours, autograd"] / t["torch"]}
+            for name, t in rows.items()
+        },  # fmt: skip
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+    }
+    out = ROOT / "benchmarks" / "results" / "lstm.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
