@@ -15,6 +15,7 @@ from course_utils.bptt import (
 from course_utils.gradcheck import numerical_gradient, relative_error
 from course_utils.rnn import RNN, RNNLanguageModel
 from course_utils.sequences import echo_task
+from course_utils.train import NonFiniteLossError
 
 
 def _problem(activation, seed=0):
@@ -113,3 +114,20 @@ def test_truncated_bptt_rejects_bad_input():
         truncated_bptt_epoch(model, x, x, 0, optimizer)
     with pytest.raises(ValueError, match=r"\(batch, seq_len\)"):
         truncated_bptt_epoch(model, x[0], x[0], 2, optimizer)
+
+
+def test_exploding_loss_raises_a_clear_error_and_clipping_prevents_it():
+    def run(clip_norm):
+        torch.manual_seed(0)
+        generator = torch.Generator().manual_seed(0)
+        model = RNNLanguageModel(8, RNN(16, 64, batch_first=True, nonlinearity="relu"))
+        with torch.no_grad():  # spectral radius 1.3: gradients grow 1.3× per step back
+            model.recurrent.weight_hh_l0.copy_(1.3 * torch.linalg.qr(torch.randn(64, 64))[0])
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+        return [truncated_bptt_epoch(model, *echo_task(32, 64, 3, generator=generator), 32,
+                                     optimizer, clip_norm=clip_norm) for _ in range(10)]  # fmt: skip
+
+    with pytest.raises(NonFiniteLossError, match="clip the gradient norm"):
+        run(None)
+    losses = run(1.0)
+    assert losses[-1] < losses[0]

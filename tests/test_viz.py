@@ -44,3 +44,23 @@ def test_missing_font_package_names_the_fix(monkeypatch):
     monkeypatch.setattr(viz.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(FileNotFoundError, match="pip install koreanize-matplotlib"):
         viz.korean_font_files()
+
+
+def test_log_axis_with_negative_exponents_needs_log_scale_and_strict_mode_catches_it():
+    viz.use_korean_font(strict=True)
+    fig, ax = plt.subplots()
+    ax.plot([1e-6, 1.0, 1e3])
+    ax.set_yscale("log")  # mathtext tick labels: 10^{-6} in a font without U+2212
+    with pytest.raises(RuntimeError, match="log_scale"):
+        fig.savefig(io.BytesIO(), format="png")
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    ax.plot([1e-6, 1.0, 1e3])
+    viz.log_scale(ax)
+    fig.savefig(io.BytesIO(), format="png")
+    assert ax.get_yscale() == "log"
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "1e-04" in labels and not any("\u2212" in label for label in labels)
+    with pytest.raises(ValueError, match="axis must be"):
+        viz.log_scale(ax, axis="z")
+    plt.close(fig)

@@ -19,6 +19,7 @@ backward walk every ``k`` steps (``state.detach()``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from course_utils.train import clip_grad_norm
+from course_utils.train import NonFiniteLossError, clip_grad_norm
 
 __all__ = [
     "Cache",
@@ -188,11 +189,17 @@ def truncated_bptt_epoch(
             state = tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
             continue
         loss = loss_fn(logits, target)
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            raise NonFiniteLossError(
+                f"loss became {value} in the piece starting at step {start}: lower the learning "
+                "rate or clip the gradient norm (clip_norm)"
+            )
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if clip_norm is not None:
             clip_grad_norm(model.parameters(), clip_norm)
         optimizer.step()
         state = tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
-        losses.append(float(loss))
+        losses.append(value)
     return sum(losses) / len(losses)
