@@ -7,22 +7,30 @@ stacked in torch's order: LSTM ``i, f, g, o`` and GRU ``r, z, n``.
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 from torch.autograd.function import once_differentiable
 
+from course_utils.device import seed_everything
+from course_utils.progress import progress
 from course_utils.rnn import RNN, RecurrentLayer, State
+from course_utils.sequences import adding_problem
+from course_utils.train import clip_grad_norm
 
 __all__ = [
     "GRU",
     "LSTM",
+    "AddingResult",
     "LSTMSequence",
     "SequenceRegressor",
     "gru_cell",
     "lstm_cell",
     "recurrent_parameter_count",
+    "run_adding_problem",
 ]
 
 
@@ -211,17 +219,72 @@ def recurrent_parameter_count(
 class SequenceRegressor(nn.Module):
     """Many-to-one: read the whole sequence, predict one number from the last state.
 
-    Used for the adding problem: input (B, T, 2), output (B,).
+    Used for the adding problem: input (B, T, 2), output (B,). ``builtin=True``
+    uses ``torch.nn.RNN``/``LSTM``/``GRU`` (shown equal to ours, and faster on a CPU).
     """
 
-    def __init__(self, cell: str, input_size: int, hidden_size: int) -> None:
+    def __init__(self, cell: str, input_size: int, hidden_size: int, builtin: bool = False) -> None:
         super().__init__()
-        layers: dict[str, type[RecurrentLayer]] = {"rnn": RNN, "lstm": LSTM, "gru": GRU}
-        if cell not in layers:
-            raise ValueError(f"cell must be one of {sorted(layers)}, got {cell!r}")
-        self.recurrent = layers[cell](input_size, hidden_size, batch_first=True)
+        ours: dict[str, type[nn.Module]] = {"rnn": RNN, "lstm": LSTM, "gru": GRU}
+        torch_layers: dict[str, type[nn.Module]] = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
+        if cell not in ours:
+            raise ValueError(f"cell must be one of {sorted(ours)}, got {cell!r}")
+        layer = (torch_layers if builtin else ours)[cell]
+        self.recurrent = layer(input_size, hidden_size, batch_first=True)
         self.head = nn.Linear(hidden_size, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hs, _ = self.recurrent(x)  # (B, T, H)
         return self.head(hs[:, -1]).squeeze(-1)  # (B,)
+
+
+@dataclass
+class AddingResult:
+    """One run of the adding problem: test MSE (1/6 ≈ 0.167 means nothing was learned)."""
+
+    cell: str
+    length: int
+    test_mse: float
+    seconds: float
+    parameters: int
+    curve: list[float]  # test MSE every ``steps // 10`` updates
+    model: SequenceRegressor
+
+
+def run_adding_problem(
+    cell: str,
+    length: int,
+    steps: int = 800,
+    hidden_size: int = 32,
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    seed: int = 0,
+    builtin: bool = True,
+) -> AddingResult:
+    """Train a many-to-one model on fresh adding-problem batches; score 1,000 test sequences.
+
+    Adam with gradient clipping at norm 1; the same seed gives the same data
+    to every cell, so the cells differ only in the recurrence.
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 10:
+        raise ValueError(f"steps must be an int >= 10, got {steps!r}")
+    seed_everything(seed)
+    model = SequenceRegressor(cell, 2, hidden_size, builtin=builtin)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    data = torch.Generator().manual_seed(seed + 1)
+    test_x, test_y = adding_problem(1000, length, torch.Generator().manual_seed(10_000 + length))
+    curve = []
+    start = time.perf_counter()
+    for step in progress(range(1, steps + 1), f"{cell}, T={length}"):
+        x, y = adding_problem(batch_size, length, data)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        clip_grad_norm(model.parameters(), 1.0)
+        optimizer.step()
+        if step % (steps // 10) == 0:
+            with torch.no_grad():
+                curve.append(float(torch.nn.functional.mse_loss(model(test_x), test_y)))
+    seconds = time.perf_counter() - start
+    parameters = sum(p.numel() for p in model.parameters())
+    return AddingResult(cell, length, curve[-1], seconds, parameters, curve, model)
