@@ -44,6 +44,14 @@ def test_every_toc_chapter_was_built(built_site):
         "book/ch02_tokenization",
         "notebooks/ch01_nlp_and_sequences",
         "notebooks/ch02_tokenization",
+        "book/ch05_language_models",
+        "book/ch06_rnn",
+        "book/ch07_bptt",
+        "book/ch08_lstm_gru",
+        "notebooks/ch05_language_models",
+        "notebooks/ch06_rnn",
+        "notebooks/ch07_bptt",
+        "notebooks/ch08_lstm_gru",
         "book/glossary",
         "book/bibliography",
     ]:
@@ -77,7 +85,8 @@ def test_mathjax_is_served_locally_and_nothing_loads_from_a_cdn(built_site):
 
 def test_chapters_show_executed_outputs_and_figures(built_site):
     for chapter in ["ch01_nlp_and_sequences", "ch02_tokenization", "ch03_word_representations",
-                    "ch04_word2vec"]:  # fmt: skip
+                    "ch04_word2vec", "ch05_language_models", "ch06_rnn", "ch07_bptt",
+                    "ch08_lstm_gru"]:  # fmt: skip
         raw = (built_site / "book" / f"{chapter}.html").read_text(encoding="utf-8")
         assert raw.count("cell_output") >= 5, chapter
         assert re.search(r'<img[^>]+src="../_images/[^"]+\.png"', raw), f"no figure in {chapter}"

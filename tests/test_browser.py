@@ -84,6 +84,8 @@ class PageProblems:
         ("book/ch02_tokenization.html", "바이트 쌍 인코딩", False),
         ("notebooks/ch02_tokenization.html", "구두점 토크나이저", False),
         ("book/ch04_word2vec.html", "네거티브 샘플링", True),
+        ("book/ch07_bptt.html", "기울기 소실", True),
+        ("book/ch08_lstm_gru.html", "덧셈 문제", True),
         ("book/glossary.html", "형태소", True),
     ],
 )

@@ -19,6 +19,10 @@ def test_there_are_exercises_for_every_finished_chapter():
         "ch02_tokenization",
         "ch03_word_representations",
         "ch04_word2vec",
+        "ch05_language_models",
+        "ch06_rnn",
+        "ch07_bptt",
+        "ch08_lstm_gru",
     ]
 
 

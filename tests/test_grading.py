@@ -44,6 +44,38 @@ WRONG_ANSWERS = {
         "    v_c, u_o, u_neg = (np.asarray(a, dtype=float) for a in (v_c, u_o, u_neg))\n"
         "    return s(u_o @ v_c) * u_o + s(u_neg @ v_c) @ u_neg\n",
     ),
+    "ch05_language_models": (
+        "q3",
+        "def perplexity",
+        # Averages the probabilities instead of the log-probabilities.
+        "def perplexity(probs):\n    return len(probs) / sum(probs)\n",
+    ),
+    "ch06_rnn": (
+        "q1",
+        "def rnn_step",
+        # Forgets the nonlinearity: a linear recurrence.
+        "def rnn_step(x, h, W_xh, W_hh, b):\n    return x @ W_xh + h @ W_hh + b\n",
+    ),
+    "ch07_bptt": (
+        "q2",
+        "def clip_by_global_norm",
+        # Clips every array by its own norm instead of the joint norm.
+        "def clip_by_global_norm(grads, max_norm):\n"
+        "    norms = [float(np.linalg.norm(g)) for g in grads]\n"
+        "    clipped = [g * min(1.0, max_norm / (n + 1e-6)) for g, n in zip(grads, norms)]\n"
+        "    return clipped, float(np.sqrt(sum(n**2 for n in norms)))\n",
+    ),
+    "ch08_lstm_gru": (
+        "q2",
+        "def gru_step",
+        # Swaps z and 1 - z (the convention of the original paper, not of torch).
+        "def gru_step(x, h, W_ih, W_hh, b_ih, b_hh):\n"
+        "    x_r, x_z, x_n = np.split(x @ W_ih.T + b_ih, 3, axis=-1)\n"
+        "    h_r, h_z, h_n = np.split(h @ W_hh.T + b_hh, 3, axis=-1)\n"
+        "    r, z = sigmoid(x_r + h_r), sigmoid(x_z + h_z)\n"
+        "    n = np.tanh(x_n + r * h_n)\n"
+        "    return z * n + (1 - z) * h\n",
+    ),
     "ch02_tokenization": (
         "q2",
         "def count_pairs",
