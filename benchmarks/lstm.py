@@ -65,7 +65,7 @@ def run(config: dict[str, int]) -> dict[str, float]:
     x = torch.randn(config["batch"], config["steps"], config["input_size"])
     models = {"torch": reference, "ours": ours, "ours, autograd": autograd}
     times: dict[str, list[float]] = {name: [] for name in models}
-    for name, model in models.items():  # warm-up
+    for model in models.values():  # warm-up
         time_once(model, x)
     for _ in range(REPEATS):
         for name, model in models.items():
@@ -75,8 +75,11 @@ def run(config: dict[str, int]) -> dict[str, float]:
 
 def main() -> None:
     rows = {name: run(config) for name, config in CONFIGS.items()}
-    print(f"LSTM forward + backward on the CPU ({torch.get_num_threads()} threads), median of {REPEATS}")  # noqa: E501
-    print(f"{'configuration':<30} {'torch':>9} {'ours':>9} {'ratio':>6} {'autograd':>9} {'ratio':>6}")
+    threads = torch.get_num_threads()
+    print(f"LSTM forward + backward on the CPU ({threads} threads), median of {REPEATS}")
+    print(
+        f"{'configuration':<30} {'torch':>9} {'ours':>9} {'ratio':>6} {'autograd':>9} {'ratio':>6}"
+    )
     for name, t in rows.items():
         print(
             f"{name:<30} {t['torch'] * 1e3:7.1f}ms {t['ours'] * 1e3:7.1f}ms "
@@ -89,11 +92,14 @@ def main() -> None:
         "torch_s": headline["torch"],
         "ratio": headline["ours"] / headline["torch"],
         "configurations": {
-            name: {**CONFIGS[name], **{f"{k}_s": v for k, v in t.items()},
-                   "ratio": t["ours"] / t["torch"],
-                   "autograd_ratio": t["ours, autograd"] / t["torch"]}
+            name: {
+                **CONFIGS[name],
+                **{f"{k}_s": v for k, v in t.items()},
+                "ratio": t["ours"] / t["torch"],
+                "autograd_ratio": t["ours, autograd"] / t["torch"],
+            }
             for name, t in rows.items()
-        },  # fmt: skip
+        },
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "python": platform.python_version(),
