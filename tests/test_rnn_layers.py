@@ -169,3 +169,16 @@ def test_temperature_sharpens_and_flattens_the_distribution():
     low = generate(model, [0], 300, temperature=0.05, seed=0)
     high = generate(model, [0], 300, temperature=5.0, seed=0)
     assert len(set(low)) < len(set(high))
+
+
+def test_adding_problem_runner_is_seeded_and_validates_steps():
+    from course_utils.lstm import run_adding_problem
+
+    first = run_adding_problem("gru", 6, steps=20, device="cpu")
+    second = run_adding_problem("gru", 6, steps=20, device="cpu")
+    assert first.curve == second.curve and len(first.curve) == 10
+    assert first.parameters == recurrent_parameter_count("gru", 2, 32) + 33
+    ours = run_adding_problem("lstm", 6, steps=20, builtin=False, device="cpu")
+    assert isinstance(ours.model.recurrent, LSTM)
+    with pytest.raises(ValueError, match="steps must be"):
+        run_adding_problem("rnn", 6, steps=5)

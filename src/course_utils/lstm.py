@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.autograd.function import once_differentiable
 
-from course_utils.device import seed_everything
+from course_utils.device import get_device, seed_everything
 from course_utils.progress import progress
 from course_utils.rnn import RNN, RecurrentLayer, State
 from course_utils.sequences import adding_problem
@@ -260,23 +260,30 @@ def run_adding_problem(
     lr: float = 1e-2,
     seed: int = 0,
     builtin: bool = True,
+    device: str | torch.device | None = None,
 ) -> AddingResult:
     """Train a many-to-one model on fresh adding-problem batches; score 1,000 test sequences.
 
     Adam with gradient clipping at norm 1; the same seed gives the same data
-    to every cell, so the cells differ only in the recurrence.
+    to every cell, so the cells differ only in the recurrence. The data is
+    drawn on the CPU (the same numbers on every machine) and moved to
+    ``device`` (default: :func:`course_utils.device.get_device`). The returned
+    model is back on the CPU.
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 10:
         raise ValueError(f"steps must be an int >= 10, got {steps!r}")
     seed_everything(seed)
-    model = SequenceRegressor(cell, 2, hidden_size, builtin=builtin)
+    target = get_device() if device is None else torch.device(device)
+    model = SequenceRegressor(cell, 2, hidden_size, builtin=builtin).to(target)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     data = torch.Generator().manual_seed(seed + 1)
     test_x, test_y = adding_problem(1000, length, torch.Generator().manual_seed(10_000 + length))
+    test_x, test_y = test_x.to(target), test_y.to(target)
     curve = []
     start = time.perf_counter()
     for step in progress(range(1, steps + 1), f"{cell}, T={length}"):
         x, y = adding_problem(batch_size, length, data)
+        x, y = x.to(target), y.to(target)
         loss = torch.nn.functional.mse_loss(model(x), y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -287,4 +294,4 @@ def run_adding_problem(
                 curve.append(float(torch.nn.functional.mse_loss(model(test_x), test_y)))
     seconds = time.perf_counter() - start
     parameters = sum(p.numel() for p in model.parameters())
-    return AddingResult(cell, length, curve[-1], seconds, parameters, curve, model)
+    return AddingResult(cell, length, curve[-1], seconds, parameters, curve, model.cpu())
