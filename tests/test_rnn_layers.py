@@ -182,3 +182,43 @@ def test_adding_problem_runner_is_seeded_and_validates_steps():
     assert isinstance(ours.model.recurrent, LSTM)
     with pytest.raises(ValueError, match="steps must be"):
         run_adding_problem("rnn", 6, steps=5)
+
+
+def test_readable_cells_match_torch_cells():
+    """lstm_cell and gru_cell are the equations the book shows; they equal torch's cells."""
+    from course_utils.lstm import gru_cell, lstm_cell
+
+    torch.manual_seed(4)
+    x, h, c = torch.randn(3, 5), torch.randn(3, 7), torch.randn(3, 7)
+    reference = torch.nn.LSTMCell(5, 7)
+    h1, c1 = reference(x, (h, c))
+    x_proj = x @ reference.weight_ih.T + reference.bias_ih
+    ours_h, ours_c = lstm_cell(x_proj, (h, c), reference.weight_hh, reference.bias_hh)
+    torch.testing.assert_close(ours_h, h1, rtol=0, atol=1e-6)
+    torch.testing.assert_close(ours_c, c1, rtol=0, atol=1e-6)
+    gru = torch.nn.GRUCell(5, 7)
+    (ours,) = gru_cell(x @ gru.weight_ih.T + gru.bias_ih, (h,), gru.weight_hh, gru.bias_hh)
+    torch.testing.assert_close(ours, gru(x, h), rtol=0, atol=1e-6)
+
+
+def test_lstm_through_the_readable_cell_equals_the_fused_sequence():
+    """The layer's fast path (LSTMSequence) and autograd through lstm_cell give the same numbers."""
+    from course_utils.rnn import RecurrentLayer
+
+    class AutogradLSTM(LSTM):
+        _scan = RecurrentLayer._scan
+
+    torch.manual_seed(5)
+    fast, slow = (
+        LSTM(3, 6, num_layers=2, bidirectional=True),
+        AutogradLSTM(3, 6, num_layers=2, bidirectional=True),
+    )
+    slow.load_state_dict(fast.state_dict())
+    x = torch.randn(9, 2, 3)
+    (out_fast, (h_fast, c_fast)), (out_slow, (h_slow, c_slow)) = fast(x), slow(x)
+    torch.testing.assert_close(out_fast, out_slow, rtol=0, atol=1e-6)
+    torch.testing.assert_close(h_fast, h_slow, rtol=0, atol=1e-6)
+    (out_fast.sum() + c_fast.sum()).backward()
+    (out_slow.sum() + c_slow.sum()).backward()
+    for p, q in zip(fast.parameters(), slow.parameters(), strict=True):
+        torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=1e-5)
