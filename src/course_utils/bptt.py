@@ -19,7 +19,6 @@ backward walk every ``k`` steps (``state.detach()``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,7 +26,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from course_utils.train import NonFiniteLossError, clip_grad_norm
+from course_utils.train import clip_grad_norm, finite_loss_value
 
 __all__ = [
     "Cache",
@@ -184,22 +183,17 @@ def truncated_bptt_epoch(
     losses = []
     for start in range(0, x.size(1), k):
         logits, state = model(x[:, start : start + k], state)  # (B, k, V)
+        # The next piece starts from these values but not from this piece's graph.
+        state = tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
         target = y[:, start : start + k]
         if bool((target == -100).all()):
-            state = tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
             continue
         loss = loss_fn(logits, target)
-        value = float(loss.detach())
-        if not math.isfinite(value):
-            raise NonFiniteLossError(
-                f"loss became {value} in the piece starting at step {start}: lower the learning "
-                "rate or clip the gradient norm (clip_norm)"
-            )
+        value = finite_loss_value(loss, f"in the piece starting at step {start}")
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if clip_norm is not None:
             clip_grad_norm(model.parameters(), clip_norm)
         optimizer.step()
-        state = tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
         losses.append(value)
     return sum(losses) / len(losses)

@@ -19,7 +19,14 @@ import torch
 from course_utils.device import get_device, seed_everything
 from course_utils.progress import progress
 
-__all__ = ["History", "NonFiniteLossError", "clip_grad_norm", "evaluate", "fit"]
+__all__ = [
+    "History",
+    "NonFiniteLossError",
+    "clip_grad_norm",
+    "evaluate",
+    "finite_loss_value",
+    "fit",
+]
 
 Batch = Any
 #: ``loss_fn(model, batch) -> scalar loss tensor``; moves the batch to the model's device itself.
@@ -28,6 +35,17 @@ LossFn = Callable[[torch.nn.Module, Batch], torch.Tensor]
 
 class NonFiniteLossError(FloatingPointError):
     """The loss became NaN or infinite during training."""
+
+
+def finite_loss_value(loss: torch.Tensor, where: str) -> float:
+    """The loss as a float, or :class:`NonFiniteLossError` naming ``where`` it happened."""
+    value = float(loss.detach())
+    if not math.isfinite(value):
+        raise NonFiniteLossError(
+            f"loss became {value} {where}: lower the learning rate, "
+            "clip the gradient norm (clip_norm) or check the inputs"
+        )
+    return value
 
 
 @dataclass
@@ -102,12 +120,7 @@ def fit(
         for step, batch in enumerate(batches, start=1):
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model, batch)
-            value = float(loss.detach())
-            if not math.isfinite(value):
-                raise NonFiniteLossError(
-                    f"loss became {value} at epoch {epoch}, step {step}: lower the learning rate, "
-                    "clip the gradient norm (clip_norm) or check the inputs"
-                )
+            value = finite_loss_value(loss, f"at epoch {epoch}, step {step}")
             loss.backward()
             if clip_norm is not None:
                 norms.append(clip_grad_norm(model.parameters(), clip_norm))
