@@ -50,10 +50,10 @@ test: book lint check-exercises
 # Masters (exercises/*.md, with solutions and hidden tests) → committed
 # student notebooks (notebooks/) and autograder zips (dist/, never committed).
 exercises: $(STAMP)
-	$(BIN)/python -m course_utils.exercises build
+	$(BIN)/python -m course_tools.exercises build
 
 check-exercises: $(STAMP)
-	$(BIN)/python -m course_utils.exercises check
+	$(BIN)/python -m course_tools.exercises check
 
 grade: $(STAMP)
 	@test -n "$(SUBMISSIONS)" || (echo "usage: make grade SUBMISSIONS=folder CHAPTER=ch02_tokenization [OUT=grades.csv]"; exit 2)

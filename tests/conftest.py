@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import exercises
+from course_tools import exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_HTML = ROOT / "_build" / "html"

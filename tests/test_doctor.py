@@ -1,7 +1,8 @@
 import subprocess
 import sys
 
-from course_utils import doctor, text
+from course_tools import doctor
+from course_utils import text
 
 
 def test_doctor_passes_on_a_complete_environment(capsys):
@@ -42,7 +43,7 @@ def test_doctor_command_line():
 
 
 def test_doctor_subcommand_in_process(capsys):
-    from course_utils.__main__ import main
+    from course_tools.cli import main
 
     assert main(["doctor", "--quick"]) == 0
     assert "torch device" in capsys.readouterr().out

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import HIDDEN_SENTINEL, ROOT, SOLUTION_SENTINEL
 
-from course_utils import exercises
+from course_tools import exercises
 
 MASTERS = exercises.masters(ROOT)
 NAMES = [m.stem for m in MASTERS]

@@ -17,7 +17,7 @@ import time
 import pytest
 from conftest import ROOT
 
-from course_utils import grading
+from course_tools import grading
 
 pytestmark = pytest.mark.slow
 
@@ -228,7 +228,7 @@ def test_unreadable_submission_is_reported_not_fatal(tmp_path, assignments):
 def test_grade_subcommand_in_process_and_its_usage_errors(
     assignments, tmp_path, capsys, monkeypatch
 ):
-    from course_utils.__main__ import main
+    from course_tools.cli import main
 
     folder = tmp_path / "subs"
     folder.mkdir()

@@ -12,11 +12,11 @@ Modules mirror the book's chapters (see each module's docstring):
 - ``word_vectors``: 3장 단어 표현 — one-hot vectors, cosine similarity, embedding lookup, PCA
 - ``word2vec`` : 4장 Word2Vec — skip-gram and CBOW with negative sampling in NumPy
 - ``datasets`` : corpora bundled with KoNLPy and gensim (no network)
-- ``exercises``: otter-grader masters → student notebooks and autograder zips
 - ``viz``      : Korean fonts for matplotlib
-- ``doctor``   : ``python -m course_utils doctor`` environment report
-- ``grading``  : ``python -m course_utils grade`` batch grading with otter-grader
 - ``train``    : the shared training loop (gradient clipping, history, NaN guard) for 6장 onwards
+
+The course's machinery (exercise build, grading, the doctor, the command line
+behind ``python -m course_utils``) lives in the sibling package ``course_tools``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ assign format, with solutions and hidden tests). ``build`` turns each into
 
 ``check`` rebuilds and fails if a committed student notebook is out of date.
 
-Usage: ``python -m course_utils.exercises build|check [--root DIR]``.
+Usage: ``python -m course_tools.exercises build|check [--root DIR]``.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def check(root: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m course_utils.exercises",
+        prog="python -m course_tools.exercises",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

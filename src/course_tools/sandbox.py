@@ -1,0 +1,680 @@
+"""The sandbox a submission runs in, and the grader's end of the wire to it.
+
+One submission = one :class:`Session`: a ``course_tools.runner`` process inside
+bubblewrap (``bwrap``) with
+
+- new PID, network, IPC, UTS (and, when not root, user) namespaces: it sees
+  only its own processes and has no network; killing it kills everything it
+  started, whatever it did with sessions, process groups or descriptors;
+- a read-only view of the Python installation, the virtual environment and the
+  course packages, a private ``/tmp`` of bounded size, and nothing else: no
+  repository, no exercise masters, no autograder zip, no other submission;
+- a non-root user: when the grader runs as root, a separate unprivileged uid
+  per parallel job; otherwise uid 65534 in its own user namespace;
+- memory capped for the submission as a whole and a process-count cap, through
+  a cgroup (v2, or v1's memory and pids hierarchies) where one is writable; the
+  per-process address-space cap ``RLIMIT_AS`` always.
+
+Without cgroups the bound is ``max_processes × memory_mb``. The time limit is
+the grader's: every wait on the sandbox has a deadline, and output is kept as a
+bounded tail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from course_tools import wire
+
+__all__ = [
+    "Isolation",
+    "Limits",
+    "RemoteEnvironment",
+    "RemoteObject",
+    "SandboxStopped",
+    "SandboxUnavailable",
+    "Session",
+    "isolation",
+]
+
+MISSING = object()
+FIRST_UID = 61000  # the uids the sandboxes run as when the grader is root
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may use."""
+
+    timeout_s: float = 300.0  # seconds of the submission's own code (cells and calls)
+    memory_mb: int = 4096  # for the submission as a whole (and per process)
+    max_processes: int = 64  # tasks (processes and threads) at once
+    tmp_mb: int = 512  # its private /tmp
+    output_kb: int = 64  # the tail of its output that is kept
+    startup_s: float = 60.0  # starting the sandbox and the runner
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot start here; the message says why and how to fix it."""
+
+
+class SandboxStopped(BaseException):
+    """The submission's process ran out of time, died, or broke the protocol.
+
+    A ``BaseException`` so that neither a test's ``except Exception`` nor
+    otter's test runner can swallow it.
+    """
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
+
+
+# --------------------------------------------------------------------------
+# cgroups
+# --------------------------------------------------------------------------
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def _own_cgroup(controller: str) -> str | None:
+    """This process's cgroup path for a v1 controller, or for v2 with ``""``."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if (controller == "" and controllers == "") or controller in controllers.split(","):
+            return path
+    return None
+
+
+def _writable_dir(path: Path) -> bool:
+    probe = path / f"course-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        probe.rmdir()
+    return True
+
+
+def _cgroup_layout() -> tuple[str, list[Path]] | None:
+    """``("v2", [dir])`` or ``("v1", [memory dir, pids dir])`` where children can be made."""
+    v2_path = _own_cgroup("")
+    for mount in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
+        if v2_path is None or not (mount / "cgroup.controllers").is_file():
+            continue
+        parent = mount / v2_path.lstrip("/")
+        try:
+            enabled = (parent / "cgroup.subtree_control").read_text().split()
+        except OSError:
+            continue
+        if {"memory", "pids"} <= set(enabled) and _writable_dir(parent):
+            return "v2", [parent]
+    memory, pids = _own_cgroup("memory"), _own_cgroup("pids")
+    if memory is not None and pids is not None:
+        dirs = [
+            CGROUP_ROOT / "memory" / memory.lstrip("/"),
+            CGROUP_ROOT / "pids" / pids.lstrip("/"),
+        ]
+        if all((d / "cgroup.procs").is_file() and _writable_dir(d) for d in dirs):
+            return "v1", dirs
+    return None
+
+
+class Cgroup:
+    """One submission's cgroup(s): memory and process caps, and a way to see it is empty."""
+
+    def __init__(self, version: str, parents: list[Path], limits: Limits) -> None:
+        name = f"course-grade-{uuid.uuid4().hex[:12]}"
+        self.version = version
+        self.dirs = [parent / name for parent in parents]
+        for directory in self.dirs:
+            directory.mkdir()
+        memory = str(limits.memory_mb * 1024 * 1024)
+        if version == "v2":
+            (self.dirs[0] / "memory.max").write_text(memory)
+            with contextlib.suppress(OSError):
+                (self.dirs[0] / "memory.swap.max").write_text("0")
+            (self.dirs[0] / "pids.max").write_text(str(limits.max_processes))
+        else:
+            (self.dirs[0] / "memory.limit_in_bytes").write_text(memory)
+            with contextlib.suppress(OSError):  # only with swap accounting
+                (self.dirs[0] / "memory.memsw.limit_in_bytes").write_text(memory)
+            (self.dirs[1] / "pids.max").write_text(str(limits.max_processes))
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def pids(self) -> list[int]:
+        found: set[int] = set()
+        for path in self.procs_files:
+            with contextlib.suppress(OSError, ValueError):
+                found |= {int(p) for p in Path(path).read_text().split()}
+        return sorted(found)
+
+    def oom_killed(self) -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            if self.version == "v2":
+                for line in (self.dirs[0] / "memory.events").read_text().splitlines():
+                    key, value = line.split()
+                    if key == "oom_kill" and int(value) > 0:
+                        return True
+                return False
+            for line in (self.dirs[0] / "memory.oom_control").read_text().splitlines():
+                key, value = line.split()
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        return False
+
+    def remove(self, wait_s: float = 5.0) -> bool:
+        """Remove the cgroup once it is empty; False if something still runs in it."""
+        deadline = time.monotonic() + wait_s
+        while self.pids() and time.monotonic() < deadline:
+            if self.version == "v2":
+                with contextlib.suppress(OSError):
+                    (self.dirs[0] / "cgroup.kill").write_text("1")
+            time.sleep(0.02)
+        empty = not self.pids()
+        for directory in self.dirs:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        return empty
+
+
+# --------------------------------------------------------------------------
+# the isolation this machine offers
+# --------------------------------------------------------------------------
+BWRAP_FIX = (
+    "install bubblewrap (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: "
+    "`sudo dnf install bubblewrap`). Grading runs students' code; it refuses to do so "
+    "outside the sandbox unless you pass --unsafe for a trusted local check."
+)
+
+
+def _python_dirs() -> list[Path]:
+    """What the runner needs to see: the interpreter, the environment, the course packages."""
+    import course_tools
+    import course_utils
+
+    dirs = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
+    dirs |= {Path(sys.base_exec_prefix)}
+    for module in (course_tools, course_utils):
+        dirs.add(Path(module.__file__).resolve().parent.parent)  # type: ignore[arg-type]
+    if os.environ.get("JAVA_HOME"):
+        dirs.add(Path(os.environ["JAVA_HOME"]))
+    return sorted(d for d in dirs if d.is_dir() and not _under(d, Path("/usr")))
+
+
+def _under(path: Path, parent: Path) -> bool:
+    try:
+        path.resolve().relative_to(parent.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass
+class Isolation:
+    """How sessions are started here: ``bwrap`` (with or without a cgroup) or ``unsafe``."""
+
+    mode: str  # "bwrap" or "unsafe"
+    cgroup: tuple[str, list[Path]] | None
+    bwrap: str | None
+    root: bool
+    visible: list[Path]
+
+    @property
+    def description(self) -> str:
+        """What the CSV's ``sandbox`` column says."""
+        if self.mode == "unsafe":
+            parts = ["UNSAFE: no sandbox (--unsafe)"]
+        else:
+            parts = ["bwrap", "uid per job" if self.root else "userns uid 65534"]
+        parts.append(f"cgroup {self.cgroup[0]}" if self.cgroup else "rlimits only")
+        return ", ".join(parts)
+
+    def check_secrets(self, secrets: list[Path]) -> None:
+        """Refuse to grade when a secret (answers, submissions) lies inside a visible folder."""
+        if self.mode == "unsafe":
+            return
+        for secret in secrets:
+            for folder in self.visible:
+                if _under(secret, folder):
+                    raise SandboxUnavailable(
+                        f"{secret} lies inside {folder}, which the sandbox must show to student "
+                        "code; move it elsewhere"
+                    )
+
+    def bwrap_command(self, slot: int, limits: Limits) -> list[str]:
+        assert self.bwrap is not None
+        command = [self.bwrap, "--die-with-parent", "--new-session", "--clearenv"]
+        if self.root:
+            # Root sets up the mounts, then the runner drops to its own uid (below).
+            command += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+            command += ["--unshare-cgroup-try"]
+        else:
+            command += ["--unshare-all", "--uid", "65534", "--gid", "65534"]
+        command += ["--ro-bind", "/usr", "/usr"]
+        for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            top = Path("/") / name
+            if top.is_symlink():
+                command += ["--symlink", os.readlink(top), str(top)]
+            elif top.is_dir():
+                command += ["--ro-bind", str(top), str(top)]
+        command += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev"]
+        command += ["--perms", "1777", "--size", str(limits.tmp_mb * 1024 * 1024)]
+        command += ["--tmpfs", "/tmp", "--perms", "0777", "--dir", "/tmp/home"]
+        made: set[Path] = {Path("/"), Path("/tmp"), Path("/usr")}
+        for folder in self.visible:
+            for parent in reversed(folder.parents):
+                if parent not in made:
+                    command += ["--perms", "0755", "--dir", str(parent)]
+                    made.add(parent)
+            command += ["--ro-bind", str(folder), str(folder)]
+            made.add(folder)
+        command += ["--chdir", "/tmp"]
+        for key, value in _sandbox_env(limits).items():
+            command += ["--setenv", key, value]
+        if self.root:
+            uid = str(FIRST_UID + slot)
+            command += [
+                "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
+            ]  # fmt: skip
+        return command
+
+
+def _sandbox_env(limits: Limits) -> dict[str, str]:
+    env = {
+        "HOME": "/tmp/home",
+        "TMPDIR": "/tmp",
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg",
+        "TQDM_DISABLE": "1",
+        "COURSE_DEVICE": "cpu",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+    }
+    # OpenBLAS needs these on some processors (see the machine notes); JAVA_HOME for KoNLPy.
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "JAVA_HOME"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+def isolation(unsafe: bool = False, limits: Limits | None = None) -> Isolation:
+    """The strongest isolation this machine offers, checked by starting one sandbox.
+
+    Raises :class:`SandboxUnavailable` (with the fix) when bubblewrap is missing or
+    cannot create its namespaces, unless ``unsafe`` is set.
+    """
+    limits = limits or Limits()
+    root = os.geteuid() == 0
+    layout = _cgroup_layout()
+    if unsafe:
+        return Isolation("unsafe", layout, None, root, [])
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailable(f"bubblewrap (bwrap) is not installed: {BWRAP_FIX}")
+    if root and not Path("/usr/bin/setpriv").is_file():
+        raise SandboxUnavailable(
+            "setpriv (util-linux) is missing: `sudo apt-get install util-linux`"
+        )
+    found = Isolation("bwrap", layout, bwrap, root, _python_dirs())
+    probe = [*found.bwrap_command(0, limits), sys.executable, "-I", "-c", "import course_tools"]
+    try:
+        run = subprocess.run(probe, capture_output=True, text=True, timeout=limits.startup_s)
+    except subprocess.TimeoutExpired:
+        raise SandboxUnavailable("bwrap did not start a Python within the start-up limit") from None
+    if run.returncode != 0:
+        message = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
+        hint = (
+            "user namespaces may be disabled (Debian/Ubuntu: `sudo sysctl -w "
+            "kernel.unprivileged_userns_clone=1`, or on Ubuntu 24.04 an AppArmor profile for "
+            "bwrap), or run the grader as root"
+        )
+        raise SandboxUnavailable(f"bwrap could not start the sandbox ({message[0]}): {hint}")
+    return found
+
+
+# --------------------------------------------------------------------------
+# a session: one submission's runner, and the wire to it
+# --------------------------------------------------------------------------
+# Joins the cgroup(s) and execs the sandbox, in the child itself (preexec_fn is
+# unsafe in a threaded grader).
+_LAUNCH = (
+    "import json, os, sys; spec = json.loads(sys.argv[1])\n"
+    "for path in spec['procs']:\n"
+    "    with open(path, 'w') as handle: handle.write(str(os.getpid()))\n"
+    "os.execv(spec['argv'][0], spec['argv'])\n"
+)
+
+
+class RemoteObject:
+    """A student's object that stays in the sandbox; calls and attributes go over the wire."""
+
+    __slots__ = ("_ref", "_session", "_type")
+
+    def __init__(self, session: Session, ref: int, type_name: str) -> None:
+        self._session, self._ref, self._type = session, ref, type_name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.request("call", [list(args), kwargs], ref=self._ref)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._session.request("getattr", name, ref=self._ref)
+
+    def __repr__(self) -> str:
+        return f"<student {self._type}>"
+
+
+class RemoteEnvironment:
+    """The notebook's globals as otter's test runner reads them (``env.get(name)``)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self._session.lookup(name)
+        return default if value is MISSING else value
+
+    def __getitem__(self, name: str) -> Any:
+        value = self._session.lookup(name)
+        if value is MISSING:
+            raise KeyError(name)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._session.lookup(name) is not MISSING
+
+
+class Session:
+    """One submission's sandboxed runner, with a time budget for everything it runs."""
+
+    def __init__(self, how: Isolation, limits: Limits, slot: int = 0) -> None:
+        self.how, self.limits, self.slot = how, limits, slot
+        self.remaining = float(limits.timeout_s)
+        self.where = "start-up"
+        self.output_bytes = 0
+        self._tail = bytearray()
+        self._callbacks: list[Callable[..., Any]] = []
+        self._cgroup: Cgroup | None = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._dead: SandboxStopped | None = None
+
+    # -- life cycle ----------------------------------------------------------
+    def __enter__(self) -> Session:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _runner_argv(self) -> list[str]:
+        argv = [sys.executable, "-I", "-m", "course_tools.runner"]
+        argv += ["--memory-mb", str(self.limits.memory_mb)]
+        # Without a pids cgroup, RLIMIT_NPROC stands in: per uid, so only where the uid is
+        # the sandbox's own (a uid per job, or a user namespace).
+        if self._cgroup is None and self.how.mode == "bwrap":
+            argv += ["--max-processes", str(self.limits.max_processes)]
+        return argv
+
+    def start(self) -> None:
+        if self.how.cgroup is not None:
+            self._cgroup = Cgroup(self.how.cgroup[0], self.how.cgroup[1], self.limits)
+        if self.how.mode == "bwrap":
+            argv = self.how.bwrap_command(self.slot, self.limits) + self._runner_argv()
+            cwd, env = "/", {"PATH": "/usr/bin:/bin"}
+        else:
+            self._scratch = tempfile.TemporaryDirectory(prefix="course-unsafe-")
+            argv, cwd = self._runner_argv(), self._scratch.name
+            env = {**_sandbox_env(self.limits), "HOME": cwd, "TMPDIR": cwd}
+        spec = {"procs": self._cgroup.procs_files if self._cgroup else [], "argv": argv}
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _LAUNCH, json.dumps(spec)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            assert stream is not None
+            flags = fcntl.fcntl(stream.fileno(), fcntl.F_GETFL)
+            fcntl.fcntl(stream.fileno(), fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        budget, self.remaining = self.remaining, self.limits.startup_s
+        try:
+            header, _ = self._receive()
+            if header.get("op") != "ready":
+                raise SandboxStopped("protocol", "the runner did not start")
+        finally:
+            self.remaining = budget
+
+    def close(self) -> dict[str, Any]:
+        """Kill everything the submission started; what became of it."""
+        info: dict[str, Any] = {"oom": False, "left_running": False}
+        process = self._process
+        if process is not None:
+            if process.poll() is None:
+                if self.how.mode == "unsafe":
+                    # The group leader is not reaped yet, so its pgid cannot be reused.
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(process.pid, signal.SIGKILL)
+                process.kill()  # bwrap's PID namespace dies with it
+            process.wait()
+            info["returncode"] = process.returncode
+            self._drain_output()
+            for stream in (process.stdin, process.stdout, process.stderr):
+                with contextlib.suppress(OSError):
+                    stream.close()  # type: ignore[union-attr]
+        if self._cgroup is not None:
+            info["oom"] = self._cgroup.oom_killed()
+            info["left_running"] = not self._cgroup.remove()
+        if self._scratch is not None:
+            with contextlib.suppress(OSError):
+                self._scratch.cleanup()
+        return info
+
+    # -- output --------------------------------------------------------------
+    @property
+    def output(self) -> str:
+        """The last ``output_kb`` KiB the submission printed."""
+        text = self._tail.decode("utf-8", errors="replace")
+        if self.output_bytes > len(self._tail):
+            text = f"[... {self.output_bytes - len(self._tail)} bytes left out ...]\n" + text
+        return text
+
+    def _drain_output(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        fd = self._process.stderr.fileno()
+        limit = self.limits.output_kb * 1024
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except (BlockingIOError, OSError):
+                return
+            if not chunk:
+                return
+            self.output_bytes += len(chunk)
+            self._tail += chunk
+            if len(self._tail) > limit:
+                del self._tail[:-limit]
+
+    # -- the wire, with deadlines ---------------------------------------------
+    def _stop(self, kind: str, detail: str) -> SandboxStopped:
+        self._dead = SandboxStopped(kind, detail)
+        return self._dead
+
+    def _wait(self, fd: int, event: int, deadline: float) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        poller = select.poll()
+        poller.register(fd, event)
+        poller.register(self._process.stderr.fileno(), select.POLLIN)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._stop("timeout", self.where)
+            ready = dict(poller.poll(min(left, 1.0) * 1000))
+            if self._process.stderr.fileno() in ready:
+                self._drain_output()
+            if fd in ready:
+                return
+
+    def _timed(self, action: Callable[[float], Any]) -> Any:
+        if self._dead is not None:
+            raise self._dead
+        start = time.monotonic()
+        try:
+            return action(start + max(self.remaining, 0.0))
+        finally:
+            self.remaining -= time.monotonic() - start
+
+    def _write(self, frame: bytes, deadline: float) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        fd = self._process.stdin.fileno()
+        view = memoryview(frame)
+        while view:
+            self._wait(fd, select.POLLOUT, deadline)
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                raise self._died() from None
+            view = view[written:]
+
+    def _read_exactly(self, n: int, deadline: float) -> bytes:
+        assert self._process is not None and self._process.stdout is not None
+        fd = self._process.stdout.fileno()
+        parts, need = [], n
+        while need:
+            self._wait(fd, select.POLLIN, deadline)
+            try:
+                chunk = os.read(fd, min(need, 1 << 20))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise self._died()
+            parts.append(chunk)
+            need -= len(chunk)
+        return b"".join(parts)
+
+    def _died(self) -> SandboxStopped:
+        assert self._process is not None
+        try:
+            code = self._process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        if self._cgroup is not None and self._cgroup.oom_killed():
+            return self._stop("memory", self.where)
+        if code is not None and code < 0:
+            how = f"killed by signal {-code} ({signal.Signals(-code).name})"
+        elif code is not None:
+            how = f"exit status {code}"
+        else:
+            how = "its output closed"
+        return self._stop("crashed", f"{self.where}: the process ended ({how})")
+
+    def _receive(self) -> tuple[dict[str, Any], Any]:
+        def read(deadline: float) -> tuple[Any, list[bytes]]:
+            return wire.read_frame(lambda n: self._read_exactly(n, deadline))
+
+        try:
+            structure, blobs = self._timed(read)
+            if not isinstance(structure, dict) or not isinstance(structure.get("op"), str):
+                raise wire.WireError("a reply must be a dict with an 'op'")
+            value = wire.decode(structure.get("v"), blobs, self._from_ref)
+        except wire.WireError as error:
+            raise self._stop("protocol", f"{self.where}: {error}") from None
+        return structure, value
+
+    def _send(self, op: str, value: Any = None, **fields: Any) -> None:
+        structure, blobs = wire.encode(value, self._to_ref)  # our own values: errors are ours
+        frame = wire.pack({"op": op, "v": structure, **fields}, blobs)
+        self._timed(lambda deadline: self._write(frame, deadline))
+
+    def _to_ref(self, obj: Any) -> dict[str, Any]:
+        if isinstance(obj, RemoteObject) and obj._session is self:
+            return {"$h": obj._ref}
+        if callable(obj):
+            self._callbacks.append(obj)
+            return {"$cb": len(self._callbacks) - 1}
+        raise wire.WireError(f"{type(obj).__name__} is not plain data and cannot be sent")
+
+    def _from_ref(self, marker: dict[str, Any]) -> Any:
+        ref = marker.get("$h")
+        if not isinstance(ref, int):
+            raise wire.WireError(f"unknown marker {sorted(marker)[:3]}")
+        return RemoteObject(self, ref, str(marker.get("type", "object"))[:80])
+
+    def request(self, op: str, value: Any = None, **fields: Any) -> Any:
+        """Send a request; answer callbacks until its reply; return the reply's value."""
+        self._send(op, value, **fields)
+        while True:
+            header, reply = self._receive()
+            kind = header["op"]
+            if kind == "callback":
+                self._answer_callback(header, reply)
+                continue
+            if kind == "raise":
+                raise wire.exception_from(header, StudentError)
+            if kind == "missing":
+                return MISSING
+            if kind == "done":
+                error = header.get("error")
+                return None if error is None else str(error)[:300]
+            if kind == "value":
+                return reply
+            raise self._stop("protocol", f"{self.where}: unexpected reply {kind!r}")
+
+    def _answer_callback(self, header: dict[str, Any], payload: Any) -> None:
+        number = header.get("cb")
+        if not (isinstance(number, int) and 0 <= number < len(self._callbacks)):
+            raise self._stop("protocol", f"{self.where}: unknown callback")
+        try:
+            args, kwargs = payload
+            result = self._callbacks[number](*args, **dict(kwargs))
+        except SandboxStopped:
+            raise
+        except Exception as error:  # the test's own function raised: tell the student's code
+            self._send("raise", None, type=type(error).__name__, message=str(error)[:2000])
+            return
+        self._send("value", result)
+
+    # -- what the grader asks --------------------------------------------------
+    def run_cell(self, source: str) -> str | None:
+        """Run one cell; its error as ``"Type: message"``, or None."""
+        return self.request("run", source)
+
+    def lookup(self, name: str) -> Any:
+        return self.request("lookup", name)
+
+
+class StudentError(Exception):
+    """An exception of the student's code whose type is not a builtin one."""
