@@ -82,6 +82,7 @@ class GradeResult:
     output: str = field(default="", repr=False)
     sandbox: str = ""
     failures: list[str] = field(default_factory=list, repr=False)
+    peak_memory_mb: float | None = None  # measured by the cgroup, when there is one
 
     @property
     def total(self) -> float:
@@ -253,6 +254,7 @@ def grade_submission(
         info = session.close()
         result.output = session.output
         result.seconds = time.perf_counter() - start
+    result.peak_memory_mb = info.get("peak_memory_mb")
     if info.get("oom") and result.status == "crashed":
         result.status = "memory"
     if info.get("left_running"):

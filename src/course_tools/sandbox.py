@@ -114,54 +114,68 @@ def _writable_dir(path: Path) -> bool:
     return True
 
 
-def _cgroup_layout() -> tuple[str, list[Path]] | None:
-    """``("v2", [dir])`` or ``("v1", [memory dir, pids dir])`` where children can be made."""
+@dataclass(frozen=True)
+class CgroupLayout:
+    """Where this process may make child cgroups: one v2 folder, or one per v1 controller."""
+
+    version: str  # "v2" or "v1"
+    parents: dict[str, Path]  # controller → parent folder ("memory", "pids", optionally "cpu")
+
+
+def _cgroup_layout() -> CgroupLayout | None:
+    """The cgroups a submission can be capped with here, or None (rlimits only)."""
     v2_path = _own_cgroup("")
     for mount in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
         if v2_path is None or not (mount / "cgroup.controllers").is_file():
             continue
         parent = mount / v2_path.lstrip("/")
         try:
-            enabled = (parent / "cgroup.subtree_control").read_text().split()
+            enabled = set((parent / "cgroup.subtree_control").read_text().split())
         except OSError:
             continue
-        if {"memory", "pids"} <= set(enabled) and _writable_dir(parent):
-            return "v2", [parent]
-    memory, pids = _own_cgroup("memory"), _own_cgroup("pids")
-    if memory is not None and pids is not None:
-        dirs = [
-            CGROUP_ROOT / "memory" / memory.lstrip("/"),
-            CGROUP_ROOT / "pids" / pids.lstrip("/"),
-        ]
-        if all((d / "cgroup.procs").is_file() and _writable_dir(d) for d in dirs):
-            return "v1", dirs
+        if {"memory", "pids"} <= enabled and _writable_dir(parent):
+            wanted = ("memory", "pids", "cpu")
+            return CgroupLayout("v2", {c: parent for c in wanted if c in enabled})
+    parents: dict[str, Path] = {}
+    for controller in ("memory", "pids", "cpu"):
+        path = _own_cgroup(controller)
+        if path is None:
+            continue
+        folder = CGROUP_ROOT / controller / path.lstrip("/")
+        if (folder / "cgroup.procs").is_file() and _writable_dir(folder):
+            parents[controller] = folder
+    if {"memory", "pids"} <= set(parents):
+        return CgroupLayout("v1", parents)
     return None
 
 
 class Cgroup:
-    """One submission's cgroup(s): memory and process caps, and a way to see it is empty."""
+    """One submission's cgroups: memory and process caps, an equal CPU share, and its members.
 
-    def __init__(self, version: str, parents: list[Path], limits: Limits) -> None:
+    Every submission gets the same CPU weight, so one that forks 64 busy
+    processes slows the others no more than one busy process would.
+    """
+
+    def __init__(self, layout: CgroupLayout, limits: Limits) -> None:
         name = f"course-grade-{uuid.uuid4().hex[:12]}"
-        self.version = version
-        self.dirs = [parent / name for parent in parents]
-        for directory in self.dirs:
+        self.version = layout.version
+        self.dirs = {controller: parent / name for controller, parent in layout.parents.items()}
+        for directory in set(self.dirs.values()):
             directory.mkdir()
         memory = str(limits.memory_mb * 1024 * 1024)
-        if version == "v2":
-            (self.dirs[0] / "memory.max").write_text(memory)
+        if self.version == "v2":
+            (self.dirs["memory"] / "memory.max").write_text(memory)
             with contextlib.suppress(OSError):
-                (self.dirs[0] / "memory.swap.max").write_text("0")
-            (self.dirs[0] / "pids.max").write_text(str(limits.max_processes))
+                (self.dirs["memory"] / "memory.swap.max").write_text("0")
         else:
-            (self.dirs[0] / "memory.limit_in_bytes").write_text(memory)
+            (self.dirs["memory"] / "memory.limit_in_bytes").write_text(memory)
             with contextlib.suppress(OSError):  # only with swap accounting
-                (self.dirs[0] / "memory.memsw.limit_in_bytes").write_text(memory)
-            (self.dirs[1] / "pids.max").write_text(str(limits.max_processes))
+                (self.dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(memory)
+        (self.dirs["pids"] / "pids.max").write_text(str(limits.max_processes))
 
     @property
     def procs_files(self) -> list[str]:
-        return [str(d / "cgroup.procs") for d in self.dirs]
+        return [str(d / "cgroup.procs") for d in sorted(set(self.dirs.values()))]
 
     def pids(self) -> list[int]:
         found: set[int] = set()
@@ -170,15 +184,21 @@ class Cgroup:
                 found |= {int(p) for p in Path(path).read_text().split()}
         return sorted(found)
 
-    def oom_killed(self) -> bool:
+    def _memory_stat(self, name: str) -> int | None:
         with contextlib.suppress(OSError, ValueError):
-            if self.version == "v2":
-                for line in (self.dirs[0] / "memory.events").read_text().splitlines():
-                    key, value = line.split()
-                    if key == "oom_kill" and int(value) > 0:
-                        return True
-                return False
-            for line in (self.dirs[0] / "memory.oom_control").read_text().splitlines():
+            return int((self.dirs["memory"] / name).read_text())
+        return None
+
+    def peak_memory_mb(self) -> float | None:
+        """The most memory the submission held at once (processes, /tmp and caches)."""
+        name = "memory.peak" if self.version == "v2" else "memory.max_usage_in_bytes"
+        peak = self._memory_stat(name)
+        return None if peak is None else peak / 2**20
+
+    def oom_killed(self) -> bool:
+        events = "memory.events" if self.version == "v2" else "memory.oom_control"
+        with contextlib.suppress(OSError, ValueError):
+            for line in (self.dirs["memory"] / events).read_text().splitlines():
                 key, value = line.split()
                 if key == "oom_kill" and int(value) > 0:
                     return True
@@ -190,10 +210,10 @@ class Cgroup:
         while self.pids() and time.monotonic() < deadline:
             if self.version == "v2":
                 with contextlib.suppress(OSError):
-                    (self.dirs[0] / "cgroup.kill").write_text("1")
+                    (self.dirs["pids"] / "cgroup.kill").write_text("1")
             time.sleep(0.02)
         empty = not self.pids()
-        for directory in self.dirs:
+        for directory in set(self.dirs.values()):
             with contextlib.suppress(OSError):
                 directory.rmdir()
         return empty
@@ -236,7 +256,7 @@ class Isolation:
     """How sessions are started here: ``bwrap`` (with or without a cgroup) or ``unsafe``."""
 
     mode: str  # "bwrap" or "unsafe"
-    cgroup: tuple[str, list[Path]] | None
+    cgroup: CgroupLayout | None
     bwrap: str | None
     root: bool
     visible: list[Path]
@@ -248,7 +268,10 @@ class Isolation:
             parts = ["UNSAFE: no sandbox (--unsafe)"]
         else:
             parts = ["bwrap", "uid per job" if self.root else "userns uid 65534"]
-        parts.append(f"cgroup {self.cgroup[0]}" if self.cgroup else "rlimits only")
+        if self.cgroup is None:
+            parts.append("rlimits only")
+        else:
+            parts.append(f"cgroup {self.cgroup.version} ({'+'.join(self.cgroup.parents)})")
         return ", ".join(parts)
 
     def check_secrets(self, secrets: list[Path]) -> None:
@@ -446,7 +469,7 @@ class Session:
 
     def start(self) -> None:
         if self.how.cgroup is not None:
-            self._cgroup = Cgroup(self.how.cgroup[0], self.how.cgroup[1], self.limits)
+            self._cgroup = Cgroup(self.how.cgroup, self.limits)
         if self.how.mode == "bwrap":
             argv = self.how.bwrap_command(self.slot, self.limits) + self._runner_argv()
             cwd, env = "/", {"PATH": "/usr/bin:/bin"}
@@ -478,7 +501,7 @@ class Session:
 
     def close(self) -> dict[str, Any]:
         """Kill everything the submission started; what became of it."""
-        info: dict[str, Any] = {"oom": False, "left_running": False}
+        info: dict[str, Any] = {"oom": False, "left_running": False, "peak_memory_mb": None}
         process = self._process
         if process is not None:
             if process.poll() is None:
@@ -495,6 +518,7 @@ class Session:
                     stream.close()  # type: ignore[union-attr]
         if self._cgroup is not None:
             info["oom"] = self._cgroup.oom_killed()
+            info["peak_memory_mb"] = self._cgroup.peak_memory_mb()
             info["left_running"] = not self._cgroup.remove()
         if self._scratch is not None:
             with contextlib.suppress(OSError):
