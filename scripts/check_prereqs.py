@@ -1,7 +1,8 @@
 # ruff: noqa: UP031, UP036 - this script must also run on old Pythons to say "too old".
 """Check what pip cannot install before `make` builds the environment.
 
-Python 3.10 or newer and a Java runtime (for KoNLPy). Runs with any Python 3.
+Python 3.10 or newer, a Java runtime (for KoNLPy) and npm; a note when bubblewrap,
+which only grading needs, is missing. Runs with any Python 3.
 """
 
 import shutil
@@ -28,6 +29,13 @@ if shutil.which("npm") is None:
     problems.append(
         "npm is needed once, to vendor MathJax for offline equations: install Node.js "
         "(Debian/Ubuntu `sudo apt-get install npm`, macOS `brew install node`)"
+    )
+if shutil.which("bwrap") is None:
+    # Not a problem for reading or building the book: only grading runs students' code.
+    print(
+        "note: bubblewrap (bwrap) is not installed; grading students' notebooks and its tests "
+        "need it (Debian/Ubuntu `sudo apt-get install bubblewrap`)",
+        file=sys.stderr,
     )
 if problems:
     print("Missing prerequisites:", file=sys.stderr)

@@ -36,6 +36,19 @@ def built_site() -> Path:
 
 
 @pytest.fixture(scope="session")
+def sandbox():
+    """The grading sandbox; skipped without bubblewrap on a student's machine, fatal in CI."""
+    from course_tools.sandbox import SandboxUnavailable, isolation
+
+    try:
+        return isolation()
+    except SandboxUnavailable as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"the grading sandbox cannot start: {error}")
+        pytest.skip(f"the grading sandbox cannot start here: {error}")
+
+
+@pytest.fixture(scope="session")
 def assignments(tmp_path_factory):
     """``otter assign`` output per chapter: dist/ from `make test`, or built here."""
     built = {}

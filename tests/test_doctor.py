@@ -25,6 +25,16 @@ def test_doctor_reports_a_missing_package(monkeypatch, capsys):
     assert "run `make book`" in capsys.readouterr().out
 
 
+def test_doctor_reports_the_grading_sandbox_and_its_fix(monkeypatch):
+    from course_tools import sandbox
+
+    checks = {c.name: c for c in doctor.run_checks(quick=True)}
+    assert checks["grading sandbox"].ok and "bwrap" in checks["grading sandbox"].detail
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    check = {c.name: c for c in doctor.run_checks(quick=True)}["grading sandbox"]
+    assert not check.ok and not check.required and "apt-get install bubblewrap" in check.fix
+
+
 def test_doctor_reports_a_bad_device_setting(monkeypatch):
     monkeypatch.setenv("COURSE_DEVICE", "tpu")
     checks = {c.name: c for c in doctor.run_checks(quick=True)}

@@ -21,7 +21,7 @@ from conftest import ROOT
 
 from course_tools import grading
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("sandbox")]
 
 WRONG_ANSWERS = {
     "ch01_nlp_and_sequences": (

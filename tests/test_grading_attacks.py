@@ -30,7 +30,7 @@ from conftest import ROOT
 from course_tools import grading
 from course_tools.sandbox import FIRST_UID, isolation
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("sandbox")]
 
 CHAPTER = "ch06_rnn"
 TIMEOUT_S = 20

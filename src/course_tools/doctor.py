@@ -135,9 +135,23 @@ def _pretrained_bert() -> Check:
     return Check("data: MiniLM weights", True, str(weights[0].locate()), required=False)
 
 
+def _grading_sandbox() -> Check:
+    """Instructors only: can ``python -m course_utils grade`` run students' code sandboxed?"""
+    from course_tools.sandbox import SandboxUnavailable, isolation
+
+    try:
+        how = isolation()
+    except SandboxUnavailable as error:
+        return Check("grading sandbox", False, str(error).split(":")[0], str(error), required=False)
+    return Check("grading sandbox", True, how.description, required=False)
+
+
 def run_checks(quick: bool = False) -> list[Check]:
     """Every check, in the order they are printed."""
-    return [_python(), *_packages(), _java(quick), _device(), _font(), *_data(), _pretrained_bert()]
+    return [
+        _python(), *_packages(), _java(quick), _device(), _font(), *_data(), _pretrained_bert(),
+        _grading_sandbox(),
+    ]  # fmt: skip
 
 
 def run_doctor(quick: bool = False) -> int:
