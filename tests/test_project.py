@@ -61,3 +61,22 @@ def test_preface_lists_all_twelve_chapters():
               "트랜스포머", "BERT"]  # fmt: skip
     for number, title in enumerate(titles, start=1):
         assert re.search(rf"\|\s*{number}\s*\|\s*{re.escape(title)}", preface), title
+
+
+def test_course_utils_holds_the_books_code_and_the_machinery_lives_beside_it():
+    package = ROOT / "src" / "course_utils"
+    machinery = {"grading", "exercises", "doctor", "sandbox", "runner", "wire", "cli"}
+    modules = {p.stem for p in package.glob("*.py")}
+    assert not modules & machinery, modules & machinery
+    assert (package / "__main__.py").read_text(encoding="utf-8").count("\n") < 15  # a shim
+    tools = {p.stem for p in (ROOT / "src" / "course_tools").glob("*.py")}
+    assert machinery <= tools
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "bubblewrap" in ci
+
+
+def test_every_exercise_master_uses_the_graders_format():
+    for master in sorted((ROOT / "exercises").glob("ch*.md")):
+        text = master.read_text(encoding="utf-8")
+        assert "ok_format: false" in text, master.name  # exception-based tests, run in the grader
+        assert "init_cell: true" in text, master.name

@@ -152,6 +152,11 @@ def test_the_runner_serves_cells_lookups_calls_and_callbacks_in_process():
     )
     assert ask("run", "1/0")[0]["error"] == "ZeroDivisionError: division by zero"
     assert ask("lookup", "nope")[0]["op"] == "missing"
+    assert ask("run", "answer = ('b', 3.5)")[0]["error"] is None
+    assert ask("lookup", "answer") == (
+        {"op": "value", "v": {"$t": ["b", {"$f": "3.5"}]}},
+        ("b", 3.5),
+    )
     header, handle = ask("lookup", "f")
     assert header["op"] == "value" and handle["type"] == "function"
     header, obj = ask("lookup", "c")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import contextlib
 import os
 import resource
 import sys
