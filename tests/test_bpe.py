@@ -111,3 +111,20 @@ def test_model_can_be_rebuilt_from_its_merge_table():
     trained = train_bpe(PAPER_EXAMPLE, 10)
     rebuilt = BPE(merges=list(trained.merges))
     assert rebuilt.encode(["lowest", "newer"]) == trained.encode(["lowest", "newer"])
+
+
+def test_the_end_of_word_marker_inside_a_word_is_refused_not_mangled():
+    # Such a word could not be told apart from two words when decoding.
+    with pytest.raises(ValueError, match="end-of-word marker"):
+        train_bpe(["<b>x</w>y"] * 3 + ["e</w>f"] * 5, 6)
+    model = train_bpe(["low", "lower"] * 3, 3)
+    with pytest.raises(ValueError, match="end-of-word marker"):
+        model.encode(["a</w>b"])
+    assert model.decode(model.encode(["<b>x</", "w>y"])) == ["<b>x</", "w>y"]
+
+
+@pytest.mark.parametrize("pieces", [[1, 2], [None], ["lo", b"w</w>"]])
+def test_decode_names_a_piece_that_is_not_a_string(pieces):
+    model = train_bpe(["low", "lower"] * 3, 3)
+    with pytest.raises(TypeError, match="pieces must be str subwords"):
+        model.decode(pieces)

@@ -131,3 +131,28 @@ def test_exploding_loss_raises_a_clear_error_and_clipping_prevents_it():
         run(None)
     losses = run(1.0)
     assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize(
+    ("targets", "error", "message"),
+    [
+        (np.array([[0, -1]]), ValueError, r"class ids in \[0, 3\)"),
+        (np.array([[0, 3]]), ValueError, r"class ids in \[0, 3\)"),
+        (np.array([[0.0, 1.0]]), TypeError, "integer class ids"),
+    ],
+)
+def test_softmax_cross_entropy_refuses_targets_that_are_not_class_ids(targets, error, message):
+    with pytest.raises(error, match=message):
+        softmax_cross_entropy(np.zeros((1, 2, 3)), targets)
+
+
+def test_truncated_bptt_with_nothing_to_train_on_says_so():
+    torch.manual_seed(0)
+    model = RNNLanguageModel(5, RNN(4, 8, batch_first=True))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.zeros(2, 6, dtype=torch.long)
+    with pytest.raises(ValueError, match="every target is -100"):
+        truncated_bptt_epoch(model, x, torch.full_like(x, -100), 2, optimizer)
+    empty = torch.zeros(2, 0, dtype=torch.long)
+    with pytest.raises(ValueError, match="no time steps"):
+        truncated_bptt_epoch(model, empty, empty, 2, optimizer)

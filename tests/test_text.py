@@ -1,8 +1,9 @@
+import re
 import string
 import unicodedata
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from nltk.tokenize import TreebankWordTokenizer, word_tokenize, wordpunct_tokenize
 
@@ -181,3 +182,47 @@ def test_konlpy_jvm_leaves_termination_signals_to_python():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "-Xrs" in run.stdout
+
+
+# The simpler patterns clean_text used to have: the reference for what it removes.
+_OLD_URL = re.compile(r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?')\]]")
+_OLD_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+_OLD_HTML = re.compile(r"<[^>]+>")
+
+
+def _old_clean_text(text: str) -> str:
+    for pattern in (_OLD_HTML, _OLD_URL, _OLD_EMAIL):
+        text = pattern.sub(" ", text)
+    return normalize(text)
+
+
+@settings(max_examples=600)
+@given(
+    st.text(alphabet="ab.-+@<>/: hwtps()x,!'", max_size=40)
+    | st.sampled_from(
+        ["see https://a.b/c). ok", "(www.x.y!)", "http://...", "-a.b@c.d.", "..x@y.z", "a <b> c"]
+    )
+)
+def test_clean_text_removes_what_the_simple_patterns_remove(text):
+    # The old tag pattern could swallow a "<" that starts no tag ("<a <b>"): compare without it.
+    assume(not re.search(r"<[^>]*<", text))
+    assert clean_text(text) == _old_clean_text(text)
+
+
+@pytest.mark.parametrize(
+    "run", ["a." * 500_000, "<" * 1_000_000, "www.," * 200_000, "a@b-" * 250_000]
+)
+def test_clean_text_takes_linear_time_on_long_runs(run):
+    # Quadratic patterns would take hours on a megabyte; the alarm turns a hang into a failure.
+    import signal
+
+    def too_slow(signum, frame):
+        raise TimeoutError("clean_text did not finish within 60 s on 1 MB: not linear")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(60)
+    try:
+        assert len(clean_text(run)) <= len(run)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -94,3 +94,13 @@ def test_oov_rate_counts_tokens_not_types():
     assert oov_rate(["국민", "인공지능"], Vocab.build(CORPUS)) == 0.5
     with pytest.raises(ValueError, match="empty"):
         oov_rate([], {"a"})
+
+
+def test_a_string_where_a_sequence_was_meant_is_an_error_not_its_characters():
+    with pytest.raises(TypeError, match="specials must be a sequence of str tokens, not one str"):
+        Vocab.build([["a"]], specials="<unk>")
+    with pytest.raises(TypeError, match="not one str"):
+        Vocab("hello")
+    vocab = Vocab.build([["a", "b"]])
+    with pytest.raises(TypeError, match="got bool"):
+        vocab.decode([True])

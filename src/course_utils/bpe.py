@@ -73,6 +73,15 @@ def merge_pair(pair: Pair, words: Mapping[Symbols, int]) -> dict[Symbols, int]:
     return {_merge_symbols(symbols, pair): count for symbols, count in words.items()}
 
 
+def _check_no_marker(word: str, marker: str) -> None:
+    # A word that contains the marker could not be told apart from a word end when decoding.
+    if marker in word:
+        raise ValueError(
+            f"word {word!r} contains the end-of-word marker {marker!r}, which BPE uses to mark "
+            "where a word ends: remove or replace it before training or encoding"
+        )
+
+
 @dataclass
 class BPE:
     """A trained BPE model: the ordered merge table and how to apply it."""
@@ -100,6 +109,7 @@ class BPE:
             raise TypeError(f"word must be a str, got {type(word).__name__}")
         if not word or any(ch.isspace() for ch in word):
             raise ValueError(f"word must be non-empty and contain no white space, got {word!r}")
+        _check_no_marker(word, self.end_of_word)
         cached = self._cache.get(word)
         if cached is not None:
             return list(cached)
@@ -127,7 +137,10 @@ class BPE:
             raise TypeError("pieces must be a list of subwords, not one str")
         words: list[str] = []
         current = ""
-        for piece in pieces:
+        for position, piece in enumerate(pieces):
+            if not isinstance(piece, str):
+                kind = type(piece).__name__
+                raise TypeError(f"pieces must be str subwords, got {kind} at position {position}")
             if piece.endswith(self.end_of_word):
                 words.append(current + piece[: -len(self.end_of_word)])
                 current = ""
@@ -159,6 +172,8 @@ def train_bpe(
     counts = _word_counts(corpus)
     if not counts:
         raise ValueError("corpus is empty: BPE needs at least one word to learn from")
+    for word in counts:
+        _check_no_marker(word, END_OF_WORD)
 
     words: list[Symbols] = [(*word, END_OF_WORD) for word in counts]
     freqs: list[int] = list(counts.values())

@@ -104,6 +104,14 @@ def softmax_cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[floa
     """Mean cross-entropy over all (t, b) and its gradient ``(softmax - onehot) / N``."""
     if targets.shape != logits.shape[:-1]:
         raise ValueError(f"expected targets of shape {logits.shape[:-1]}, got {targets.shape}")
+    if targets.dtype.kind not in "iu":
+        raise TypeError(f"targets must be integer class ids, got dtype {targets.dtype}")
+    classes = logits.shape[-1]
+    if targets.size and (targets.min() < 0 or targets.max() >= classes):
+        raise ValueError(
+            f"targets must be class ids in [0, {classes}), got values from {targets.min()} "
+            f"to {targets.max()} (this function has no ignore index)"
+        )
     shifted = logits - logits.max(axis=-1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
     picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
@@ -176,6 +184,8 @@ def truncated_bptt_epoch(
     loss_fn = loss_fn or (
         lambda logits, target: F.cross_entropy(logits.flatten(0, 1), target.flatten())
     )
+    if x.size(1) == 0:
+        raise ValueError("x has no time steps (seq_len is 0): nothing to train on")
     device = next(model.parameters()).device
     x, y = x.to(device), y.to(device)
     model.train()
@@ -196,4 +206,6 @@ def truncated_bptt_epoch(
             clip_grad_norm(model.parameters(), clip_norm)
         optimizer.step()
         losses.append(value)
+    if not losses:
+        raise ValueError("every target is -100 (ignored): no piece had anything to train on")
     return sum(losses) / len(losses)

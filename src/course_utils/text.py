@@ -42,9 +42,15 @@ def _require_str(text: object, name: str = "text") -> str:
 _ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _SPACES = re.compile(r"\s+")
 # A URL ends before trailing punctuation: "see www.example.org, then" keeps the comma.
-_URL = re.compile(r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?')\]]")
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
-_HTML_TAG = re.compile(r"<[^>]+>")
+# Linear time on any input: no pattern scans a run again from a later start. A URL
+# runs to the next space or bracket, then its trailing punctuation is handed back
+# (see _drop_url); an address or a tag is tried only where its run of characters
+# starts. The result equals the simpler patterns ``\b[\w.+-]+@…`` and ``<[^>]+>``
+# (tests/test_text.py checks it), which take quadratic time on long runs.
+_URL = re.compile(r"(https?://|www\.)[^\s<>\"]*")
+_URL_TRAILING = ".,;:!?')]"
+_EMAIL = re.compile(r"(?<![\w.+-])([.+-]*)\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+_HTML_TAG = re.compile(r"<[^<>]+>")
 
 
 NormalForm = Literal["NFC", "NFKC", "NFD", "NFKD"]
@@ -64,6 +70,15 @@ def normalize(text: str, form: NormalForm = "NFC") -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+def _drop_url(match: re.Match[str]) -> str:
+    """A URL becomes a space; punctuation that ends the sentence after it stays."""
+    body = match.group()[len(match.group(1)) :]
+    kept = body.rstrip(_URL_TRAILING)
+    if not kept:  # a bare prefix ("http://" then punctuation) is not a URL
+        return match.group()
+    return " " + body[len(kept) :]
+
+
 def clean_text(
     text: str,
     *,
@@ -76,9 +91,9 @@ def clean_text(
     if remove_html:
         text = _HTML_TAG.sub(" ", text)
     if remove_urls:
-        text = _URL.sub(" ", text)
+        text = _URL.sub(_drop_url, text)
     if remove_emails:
-        text = _EMAIL.sub(" ", text)
+        text = _EMAIL.sub(lambda m: m.group(1) + " ", text)  # punctuation before it stays
     return normalize(text)
 
 

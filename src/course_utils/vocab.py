@@ -39,7 +39,12 @@ class Vocab:
     """
 
     def __init__(self, tokens: Iterable[str], specials: Sequence[str] = SEQ_SPECIALS) -> None:
-        specials = tuple(_check_tokens(tuple(specials), "specials"))
+        if isinstance(tokens, (str, bytes)):
+            raise TypeError(
+                "tokens must be an iterable of str tokens, not one str: "
+                f"Vocab({tokens[:20]!r}) would make a vocabulary of its characters"
+            )
+        specials = tuple(_check_tokens(specials, "specials"))
         if len(set(specials)) != len(specials):
             raise ValueError(f"specials must be distinct, got {specials}")
         self.specials = specials
@@ -130,7 +135,11 @@ class Vocab:
         """Map ids back to tokens, optionally dropping special tokens."""
         if isinstance(ids, (str, bytes)):
             raise TypeError("ids must be a sequence of int ids, not a string")
-        tokens = [self.token_of(i) for i in ids]
+        tokens = []
+        for i in ids:
+            if isinstance(i, bool):  # True is an int to Python, not an id
+                raise TypeError("ids must be int ids, got bool")
+            tokens.append(self.token_of(i))
         if skip_specials:
             specials = set(self.specials)
             tokens = [t for t in tokens if t not in specials]
