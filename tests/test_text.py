@@ -226,3 +226,32 @@ def test_clean_text_takes_linear_time_on_long_runs(run):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+_JOSA_PAIRS = [("은", "는"), ("이", "가"), ("을", "를"), ("과", "와"), ("으로", "로")]
+
+
+def test_josa_equals_tossi_for_every_hangul_syllable_and_number():
+    import tossi
+
+    words = [chr(c) for c in range(ord("가"), ord("힣") + 1)] + [str(n) for n in range(2001)]
+    for word in words:
+        for pair in _JOSA_PAIRS:
+            expected = tossi.postfix(word, pair[0])
+            assert text.josa(word, pair[0]) == expected == text.josa(word, pair[1]), (word, pair)
+
+
+def test_josa_reads_latin_names_and_takes_a_hangul_reading():
+    assert text.josa("komoran", "는") == "komoran은" and text.josa("kkma", "은") == "kkma는"
+    assert text.josa("hannanum", "가") == "hannanum이" and text.josa("okt", "을") == "okt를"
+    assert text.josa("mecab", "는", reading="메캅") == "mecab은"
+    assert text.josa("12.3%", "이") == "12.3%가" and text.josa("서울", "으로") == "서울로"
+
+
+def test_josa_rejects_what_it_cannot_read():
+    with pytest.raises(ValueError, match="particle must be one of"):
+        text.josa("책", "의")
+    with pytest.raises(ValueError, match="pass reading="):
+        text.josa("λ", "는")
+    with pytest.raises(ValueError, match="must end in a letter"):
+        text.josa("", "는")

@@ -21,6 +21,7 @@ __all__ = [
     "clean_text",
     "fold_case",
     "java_status",
+    "josa",
     "normalize",
     "punctuation_tokenize",
     "rule_tokenize",
@@ -319,3 +320,55 @@ class MorphTokenizer:
 
     def __repr__(self) -> str:
         return f"MorphTokenizer({self.name!r})"
+
+
+# ---------------------------------------------------------------------------
+# Particles (조사) that depend on the last sound of the word
+# ---------------------------------------------------------------------------
+
+# (form after a final consonant, form after a vowel); 으로/로 also takes 로 after ㄹ.
+_PARTICLES = {
+    p: pair
+    for pair in [("은", "는"), ("이", "가"), ("을", "를"), ("과", "와"), ("으로", "로")]
+    for p in pair
+}
+# How digits are read: 영 일 이 삼 사 오 육 칠 팔 구 → the final consonant (0 none, 8 ㄹ).
+_DIGIT_FINAL = {"0": 21, "1": 8, "2": 0, "3": 16, "4": 0, "5": 0, "6": 1, "7": 8, "8": 8, "9": 0}
+_RIEUL = 8  # ㄹ's index among the 28 finals (0 = none)
+
+
+def _final_consonant(word: str) -> int:
+    """Index of the final consonant (jongseong, 0 = none) of how ``word`` ends when read."""
+    last = word.rstrip(" )]}\"'.,!?")[-1:]
+    if not last:
+        raise ValueError(f"word must end in a letter or a digit, got {word!r}")
+    if "가" <= last <= "힣":
+        return (ord(last) - ord("가")) % 28
+    if last in _DIGIT_FINAL:
+        return _DIGIT_FINAL[last]
+    if last == "%":  # 퍼센트
+        return 0
+    if last.isascii() and last.isalpha():
+        # A Latin name read as a word ends in ㄴ/ㅁ/ㄹ after n, m, l (komoran → 코모란);
+        # any other letter is read as a vowel (kkma → 꼬꼬마, okt → 오케이티).
+        return {"n": 4, "m": 16, "l": _RIEUL}.get(last.lower(), 0)
+    raise ValueError(f"cannot tell how {word!r} ends when read: pass reading= in Hangul")
+
+
+def josa(word: str, particle: str, reading: str | None = None) -> str:
+    """``word`` followed by the form of ``particle`` its last sound takes.
+
+    ``particle`` is either form of 은/는, 이/가, 을/를, 과/와 or 으로/로:
+    ``josa("책", "는")`` is ``"책은"``, ``josa("komoran", "은")`` is ``"komoran은"``.
+    ``reading`` gives the Hangul reading when the word is not Korean or a digit.
+    """
+    _require_str(word, "word")
+    if particle not in _PARTICLES:
+        raise ValueError(
+            f"particle must be one of {', '.join(sorted(_PARTICLES))}, got {particle!r}"
+        )
+    after_consonant, after_vowel = _PARTICLES[particle]
+    final = _final_consonant(_require_str(reading, "reading") if reading is not None else word)
+    if after_consonant == "으로":
+        return word + ("으로" if final not in (0, _RIEUL) else "로")
+    return word + (after_consonant if final else after_vowel)

@@ -1,0 +1,61 @@
+"""Prose that cannot contradict its cells: the book's convention, in code.
+
+A number in a chapter's sentence that a cell computed is never typed: the cell
+glues it and the sentence inserts it when the book is built::
+
+    glue_values(rnn_ppl=rnn_ppl, kn4_ppl=kn["4-그램"])   # in the cell
+    ... 퍼플렉서티는 {glue:text}`rnn_ppl:.2f`입니다 ...     # in the prose
+
+A sentence about an outcome ("A beats B", "the loss falls") is checked where
+the numbers are, with its tolerance, so that the build fails the day the
+output stops saying it::
+
+    claim(rnn_ppl < kn4_ppl, "RNN이 4-그램보다 낫다")
+
+The cells that only glue and check carry the tag ``remove-cell`` (or
+``hide-cell`` to fold them): readers see the prose and the outputs, not the
+bookkeeping. ``tests/test_prose.py`` checks that every glued name a sentence
+uses is glued in its chapter and that no decimal, percentage or ratio is typed
+into the prose without a citation.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+__all__ = ["ClaimError", "claim", "glue_values"]
+
+
+class ClaimError(AssertionError):
+    """A sentence of the book no longer agrees with the output it describes."""
+
+
+def _plain(value: Any) -> Any:
+    # NumPy and torch scalars print as "np.float64(…)", which glue:text cannot format.
+    item = getattr(value, "item", None)
+    if item is not None and getattr(value, "ndim", 0) == 0:
+        value = item()
+    if isinstance(value, bool) or not isinstance(value, (numbers.Number, str)):
+        raise TypeError(
+            f"glue a number or a str (what the sentence shows), got {type(value).__name__}"
+        )
+    return value
+
+
+def glue_values(**values: Any) -> None:
+    """Glue each value under its name for ``{glue:text}`name:format``` in the prose."""
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, _plain(value), display=False)
+
+
+def claim(condition: object, statement: str) -> None:
+    """Fail the build with ``statement`` unless ``condition`` holds."""
+    import numpy as np
+
+    if not isinstance(condition, (bool, np.bool_)):
+        raise TypeError(f"claim needs a bool condition, got {type(condition).__name__}")
+    if not condition:
+        raise ClaimError(f"the text says {statement!r}, but the output does not")
