@@ -173,3 +173,22 @@ def test_suffix_list_is_longest_first():
     assert lengths == sorted(lengths, reverse=True)
     assert strip_korean_suffix("에서는") == "에서"  # keeps at least one syllable
     assert strip_korean_suffix("국민에서는") == "국민"
+
+
+def test_glossary_entries_are_in_korean_dictionary_order():
+    text = (ROOT / "book" / "glossary.md").read_text(encoding="utf-8")
+    body = text.split("```{glossary}\n", 1)[1].split("\n```", 1)[0]
+    heads = [block.splitlines()[0].strip() for block in re.split(r"\n\s*\n", body) if block.strip()]
+    latin = [h for h in heads if not "가" <= h[0] <= "힣"]
+    hangul = [h for h in heads if "가" <= h[0] <= "힣"]
+    assert heads == latin + hangul, "Latin-led entries first, then 가나다 order"
+    assert hangul == sorted(hangul), "가나다 order (Hangul syllables sort by code point)"
+    assert latin == sorted(latin, key=str.lower)
+    for coined in ["더하기-k 스무딩", "이어짐 횟수", "메아리 과제"]:
+        assert coined in heads
+
+
+def test_the_footer_names_the_authors_in_korean(built_site):
+    page = (built_site / "index.html").read_text(encoding="utf-8")
+    assert "지은이: 자연어 처리를 위한 딥러닝 저자들" in page
+    assert "으로 자연어 처리를 위한 딥러닝 저자들" not in page  # the theme's "By" in Korean
