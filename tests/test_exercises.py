@@ -34,7 +34,7 @@ def test_masters_carry_the_sentinels_the_leak_tests_look_for(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_committed_student_notebook_is_up_to_date_with_its_master(assignments, name):
-    fresh = exercises.normalized_student_notebook(assignments[name].student_notebook)
+    fresh = exercises.dressed_student_notebook(assignments[name], exercises.repository_url(ROOT))
     committed = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
     assert committed == fresh, "run `make exercises` and commit notebooks/"
 
@@ -71,6 +71,9 @@ def test_autograder_holds_hidden_tests_and_korean_messages(assignments, name):
 def test_check_reports_a_stale_notebook(tmp_path):
     (tmp_path / "exercises").mkdir()
     (tmp_path / "notebooks").mkdir()
+    (tmp_path / "_config.yml").write_text(
+        (ROOT / "_config.yml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     master = MASTERS[0]
     (tmp_path / "exercises" / master.name).write_text(
         master.read_text(encoding="utf-8"), encoding="utf-8"
@@ -84,3 +87,32 @@ def test_check_reports_a_stale_notebook(tmp_path):
 def test_missing_exercises_folder_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="run from the repository root"):
         exercises.masters(tmp_path)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_student_notebook_reads_in_korean_states_points_and_ends_with_how_to_submit(name):
+    notebook = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
+    sources = ["".join(c["source"]) for c in notebook["cells"]]
+    assert sources[0].startswith("# 연습 문제"), "the title comes first"
+    assert "google.colab" in sources[1] and "otter.Notebook(" in sources[2]
+    assert not any("Initialize Otter" in s or "double-check your work" in s for s in sources)
+    headings = [s for s in sources if s.startswith("## 문제")]
+    assert headings and all("**배점" in h and "숨은 테스트" in h for h in headings)
+    assert sources[-1].startswith("## 제출하기") and f"{name}.ipynb" in sources[-1]
+
+
+def test_colab_install_cell_launch_buttons_and_setup_page_use_the_one_repository_url():
+    url = exercises.repository_url(ROOT)
+    for path in sorted((ROOT / "notebooks").glob("ch*.ipynb")):
+        install = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][1]["source"])
+        assert f"course-utils @ git+{url}" in install, path.name
+    assert f"git+{url}" in (ROOT / "book" / "setup.md").read_text(encoding="utf-8")
+    config = (ROOT / "_config.yml").read_text(encoding="utf-8")
+    assert config.count(url) == 1, "the URL is set once, under repository:"
+
+
+def test_the_colab_install_cell_does_nothing_outside_colab():
+    source = exercises.colab_install_cell("https://example.org/x")
+    namespace: dict = {}
+    exec(compile(source, "<install>", "exec"), namespace)  # no pip, no network here
+    assert "packages" not in namespace

@@ -62,8 +62,7 @@ MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 
 # The cells otter adds to a student notebook; the grader does not run them.
 _INIT_CELL = re.compile(
-    r"^\s*(# Initialize Otter\s*\n)?\s*import otter\s*\n"
-    r"\s*grader\s*=\s*otter\.Notebook\([^)]*\)\s*$"
+    r"^(\s*#[^\n]*\n)*\s*import otter\s*\n\s*grader\s*=\s*otter\.Notebook\([^)]*\)\s*$"
 )
 _CHECK_CELL = re.compile(r"^\s*grader\.check\(\s*[\"'](\w+)[\"']\s*\)\s*$")
 _OTHER_OTTER_CELL = re.compile(r"^\s*grader\.(check_all|export)\([^)]*\)\s*$")
