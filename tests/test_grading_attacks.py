@@ -339,12 +339,14 @@ def _digest(paths: list[Path]) -> dict[str, str]:
 
 
 def _processes_with(marker: str) -> list[str]:
+    """Processes this batch started: the marker, or a sandbox uid running this batch's runner."""
     found = []
+    ours = f"course_tools.runner --memory-mb {MEMORY_MB}"
     for process in psutil.process_iter(["cmdline", "uids"]):
         cmdline = " ".join(process.info.get("cmdline") or [])
         uids = process.info.get("uids")
         sandbox_uid = uids is not None and FIRST_UID <= uids.real < FIRST_UID + 64
-        if marker in cmdline or sandbox_uid:
+        if marker in cmdline or (sandbox_uid and ours in cmdline):
             found.append(f"{process.pid} {cmdline[:80]}")
     return found
 
