@@ -176,3 +176,25 @@ def test_the_runner_serves_cells_lookups_calls_and_callbacks_in_process():
     send.close()
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_keys_built_to_collide_are_refused_before_hashing_them_into_a_set():
+    colliding = [k * ((1 << 61) - 1) for k in range(1, 200)]  # all hash to 0
+    assert len({hash(k) for k in colliding}) == 1
+    for value in ({"$s": colliding}, {"$d": [[k, 0] for k in colliding]}):
+        with pytest.raises(wire.WireError, match="share one hash"):
+            wire.decode(value, [])
+    assert wire.decode({"$s": list(range(1000))}, []) == set(range(1000))
+
+
+def test_lone_surrogates_become_replacement_characters():
+    frame = wire.pack({"op": "done", "error": "\ud800 and \U0001f600", "v": ["x\udfff"]}, [])
+    structure, _ = wire.unpack(frame[8:])
+    assert structure["error"] == "\ufffd and \U0001f600" and structure["v"] == ["x\ufffd"]
+    structure["error"].encode("utf-8")  # writable anywhere
+
+
+def test_messages_with_too_many_values_are_refused():
+    too_many = wire.pack({"op": "value", "v": [0] * (wire.MAX_NODES + 1)}, [])
+    with pytest.raises(wire.WireError, match="values in one message"):
+        wire.unpack(too_many[8:])

@@ -23,13 +23,14 @@ Usage: ``python -m course_utils grade SUBMISSIONS --chapter ch02_tokenization --
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
-import queue
 import re
 import time
 import zipfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,9 +198,13 @@ def grade_submission(
     suite: TestSuite,
     how: Isolation,
     limits: Limits | None = None,
-    slot: int = 0,
+    report: Callable[..., None] | None = None,
 ) -> GradeResult:
-    """Grade one notebook: its cells in a sandbox, its tests here."""
+    """Grade one notebook: its cells in a sandbox, its tests in this process.
+
+    ``report`` (if given) hears ``("cgroups", dirs)`` once the sandbox runs and
+    ``("question", name, score, failures)`` as each question is graded.
+    """
     limits = limits or Limits()
     submission = Path(submission)
     possible = dict(suite.points)
@@ -214,9 +219,11 @@ def grade_submission(
     steps = plan(sources, list(possible))
     graded: set[str] = set()
     cell_errors: list[str] = []
-    session = Session(how, limits, slot)
+    session = Session(how, limits)
     try:
         session.start()
+        if report is not None:
+            report("cgroups", session.cgroup_dirs)
         for kind, index, payload in steps:
             if kind == "run":
                 session.where = f"cell {index + 1}"
@@ -229,6 +236,8 @@ def grade_submission(
                 result.scores[payload] = score
                 result.failures += failures
                 graded.add(payload)
+                if report is not None:
+                    report("question", payload, score, failures)
     except SandboxStopped as stop:
         ungraded = [q for q in possible if q not in graded]
         lost = f"; {', '.join(ungraded)} not graded (0)" if ungraded else ""
@@ -257,10 +266,111 @@ def grade_submission(
     if info.get("oom") and result.status == "crashed":
         result.status = "memory"
     if info.get("left_running"):
-        result.reason += "; processes outlived the submission (killed)"
+        result.reason += "; processes outlived the submission or its cgroup could not be removed"
     if result.status == "ok" and cell_errors:
         result.reason = f"{len(cell_errors)} cell(s) raised, first {cell_errors[0]}"
     return result
+
+
+# A judge: one process per submission that owns its sandbox and runs its tests,
+# so that a submission's data can exhaust only that process (its memory is capped)
+# and stall only that process's clock. Forked from a server that has the grader
+# and torch already imported.
+JUDGE_SLACK_S = 120.0  # the grader's own test time on top of the submission's
+
+
+def _judge_context() -> Any:
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["course_tools.grading", "numpy", "torch", "otter.test_files"])
+    return context
+
+
+def _judge(notebook: str, zip_path: str, how: Isolation, limits: Limits, channel: Any) -> None:
+    import resource
+
+    # Room for the tests on top of what the process already maps (torch is large).
+    with open("/proc/self/status", encoding="ascii") as status:
+        mapped_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+    cap = mapped_kb * 1024 + limits.memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    result = grade_submission(
+        Path(notebook), TestSuite(Path(zip_path)), how, limits, lambda *m: channel.send(m)
+    )
+    channel.send(("done", result))
+
+
+def _grade_in_judge(
+    notebook: Path, suite: TestSuite, how: Isolation, limits: Limits
+) -> GradeResult:
+    context = _judge_context()
+    receiver, sender = context.Pipe(duplex=False)
+    judge = context.Process(
+        target=_judge, args=(str(notebook), str(suite.path), how, limits, sender), daemon=True
+    )
+    start = time.perf_counter()
+    judge.start()
+    sender.close()
+    hard_limit = limits.startup_s + 2 * limits.timeout_s + JUDGE_SLACK_S
+    deadline = time.monotonic() + hard_limit
+    result: GradeResult | None = None
+    partial = GradeResult(notebook.name, dict.fromkeys(suite.points, 0.0), dict(suite.points))
+    partial.sandbox = how.description
+    cgroups: list[str] = []
+    graded: set[str] = set()
+    while result is None:
+        left = deadline - time.monotonic()
+        if left <= 0 or not receiver.poll(left):
+            break
+        try:
+            message = receiver.recv()
+        except (EOFError, OSError):
+            break
+        if message[0] == "done":
+            result = message[1]
+        elif message[0] == "cgroups":
+            cgroups = message[1]
+        elif message[0] == "question":
+            _, question, score, failures = message
+            partial.scores[question] = score
+            partial.failures += failures
+            graded.add(question)
+    if judge.is_alive():
+        judge.kill()
+    judge.join()
+    receiver.close()
+    if result is not None:
+        return result
+    _remove_cgroups(cgroups)
+    ungraded = [q for q in suite.points if q not in graded]
+    lost = f"; {', '.join(ungraded)} not graded (0)" if ungraded else ""
+    if time.monotonic() >= deadline:
+        partial.status = "timeout"
+        partial.reason = f"grading it ran past the hard limit of {hard_limit:g} s{lost}"
+    else:
+        partial.status = "error"
+        partial.reason = (
+            f"the grader's process for this submission died (exit code {judge.exitcode}; a "
+            f"result too large for the {limits.memory_mb} MiB the tests may use?){lost}"
+        )
+    partial.seconds = time.perf_counter() - start
+    return partial
+
+
+def _remove_cgroups(dirs: list[str]) -> None:
+    """Wait for a dead judge's sandbox to be gone, then remove its cgroups."""
+    deadline = time.monotonic() + 5
+    for directory in map(Path, dirs):
+        while time.monotonic() < deadline:
+            try:
+                if not (directory / "cgroup.procs").read_text().split():
+                    break
+            except OSError:
+                break
+            time.sleep(0.05)
+        with contextlib.suppress(OSError):
+            directory.rmdir()
 
 
 def grade_batch(
@@ -274,7 +384,9 @@ def grade_batch(
     """Grade every ``*.ipynb`` in the folder ``submissions``, ``jobs`` at a time.
 
     Raises :class:`SandboxUnavailable` (naming the fix) rather than run student
-    code unsandboxed, unless ``unsafe`` is set.
+    code unsandboxed, unless ``unsafe`` is set. Each submission is graded in a
+    process of its own (a multiprocessing "forkserver" child): call this from a
+    script's ``if __name__ == "__main__":`` block, as multiprocessing requires.
     """
     folder = Path(submissions)
     if not folder.is_dir():
@@ -295,19 +407,8 @@ def grade_batch(
     limits = Limits(timeout_s=float(timeout_s), memory_mb=int(memory_mb))
     how = isolation(unsafe=unsafe, limits=limits)
     how.check_secrets([suite.path.resolve(), folder.resolve()])
-    slots: queue.Queue[int] = queue.Queue()
-    for slot in range(workers):
-        slots.put(slot)
-
-    def one(notebook: Path) -> GradeResult:
-        slot = slots.get()
-        try:
-            return grade_submission(notebook, suite, how, limits, slot)
-        finally:
-            slots.put(slot)
-
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, notebooks))
+        return list(pool.map(lambda nb: _grade_in_judge(nb, suite, how, limits), notebooks))
 
 
 def write_csv(results: list[GradeResult], path: Path) -> None:
@@ -315,7 +416,8 @@ def write_csv(results: list[GradeResult], path: Path) -> None:
     if not results:
         raise ValueError("no results to write")
     questions = list(results[0].possible)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    # errors="replace": whatever a submission managed to put into a reason, the CSV gets written.
+    with open(path, "w", newline="", encoding="utf-8", errors="replace") as handle:
         writer = csv.writer(handle)
         writer.writerow(
             [

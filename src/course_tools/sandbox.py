@@ -26,6 +26,7 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -53,7 +54,10 @@ __all__ = [
 ]
 
 MISSING = object()
-FIRST_UID = 61000  # the uids the sandboxes run as when the grader is root
+# When the grader is root, each submission runs as a uid of its own, drawn from this range:
+# nothing a submission leaves with its uid (kernel keyrings, process counts) reaches another.
+FIRST_UID = 200_000_000
+UID_RANGE = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -205,7 +209,7 @@ class Cgroup:
         return False
 
     def remove(self, wait_s: float = 5.0) -> bool:
-        """Remove the cgroup once it is empty; False if something still runs in it."""
+        """Remove the cgroup once it is empty; False if something still runs in it (or it stays)."""
         deadline = time.monotonic() + wait_s
         while self.pids() and time.monotonic() < deadline:
             if self.version == "v2":
@@ -214,8 +218,12 @@ class Cgroup:
             time.sleep(0.02)
         empty = not self.pids()
         for directory in set(self.dirs.values()):
-            with contextlib.suppress(OSError):
+            try:
                 directory.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                empty = False
         return empty
 
 
@@ -286,7 +294,7 @@ class Isolation:
                         "code; move it elsewhere"
                     )
 
-    def bwrap_command(self, slot: int, limits: Limits) -> list[str]:
+    def bwrap_command(self, uid: int, limits: Limits) -> list[str]:
         assert self.bwrap is not None
         command = [self.bwrap, "--die-with-parent", "--new-session", "--clearenv"]
         if self.root:
@@ -317,7 +325,6 @@ class Isolation:
         for key, value in _sandbox_env(limits).items():
             command += ["--setenv", key, value]
         if self.root:
-            uid = str(FIRST_UID + slot)
             command += [
                 "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
@@ -385,12 +392,19 @@ def isolation(unsafe: bool = False, limits: Limits | None = None) -> Isolation:
 # --------------------------------------------------------------------------
 # a session: one submission's runner, and the wire to it
 # --------------------------------------------------------------------------
-# Joins the cgroup(s) and execs the sandbox, in the child itself (preexec_fn is
-# unsafe in a threaded grader).
+# Joins the cgroup(s), asks to be killed when the grader that started it dies
+# (PR_SET_PDEATHSIG; bwrap's --die-with-parent then takes the sandbox with it), and
+# execs the sandbox: all in the child itself (preexec_fn is unsafe in a threaded grader).
 _LAUNCH = (
-    "import json, os, sys; spec = json.loads(sys.argv[1])\n"
+    "import ctypes, json, os, signal, sys; spec = json.loads(sys.argv[1])\n"
     "for path in spec['procs']:\n"
     "    with open(path, 'w') as handle: handle.write(str(os.getpid()))\n"
+    "try:\n"
+    "    ctypes.CDLL(None).prctl(1, int(signal.SIGKILL))\n"
+    "except (AttributeError, OSError):\n"
+    "    pass\n"
+    "if os.getppid() != spec['parent']:\n"
+    "    sys.exit(1)  # the grader is already gone\n"
     "os.execv(spec['argv'][0], spec['argv'])\n"
 )
 
@@ -438,8 +452,9 @@ class RemoteEnvironment:
 class Session:
     """One submission's sandboxed runner, with a time budget for everything it runs."""
 
-    def __init__(self, how: Isolation, limits: Limits, slot: int = 0) -> None:
-        self.how, self.limits, self.slot = how, limits, slot
+    def __init__(self, how: Isolation, limits: Limits) -> None:
+        self.how, self.limits = how, limits
+        self.uid = FIRST_UID + secrets.randbelow(UID_RANGE)
         self.remaining = float(limits.timeout_s)
         self.where = "start-up"
         self.output_bytes = 0
@@ -471,13 +486,17 @@ class Session:
         if self.how.cgroup is not None:
             self._cgroup = Cgroup(self.how.cgroup, self.limits)
         if self.how.mode == "bwrap":
-            argv = self.how.bwrap_command(self.slot, self.limits) + self._runner_argv()
+            argv = self.how.bwrap_command(self.uid, self.limits) + self._runner_argv()
             cwd, env = "/", {"PATH": "/usr/bin:/bin"}
         else:
             self._scratch = tempfile.TemporaryDirectory(prefix="course-unsafe-")
             argv, cwd = self._runner_argv(), self._scratch.name
             env = {**_sandbox_env(self.limits), "HOME": cwd, "TMPDIR": cwd}
-        spec = {"procs": self._cgroup.procs_files if self._cgroup else [], "argv": argv}
+        spec = {
+            "procs": self._cgroup.procs_files if self._cgroup else [],
+            "argv": argv,
+            "parent": os.getpid(),
+        }
         self._process = subprocess.Popen(
             [sys.executable, "-I", "-c", _LAUNCH, json.dumps(spec)],
             stdin=subprocess.PIPE,
@@ -527,6 +546,11 @@ class Session:
 
     # -- output --------------------------------------------------------------
     @property
+    def cgroup_dirs(self) -> list[str]:
+        """The submission's cgroup folders, for whoever cleans up if this process dies."""
+        return [str(d) for d in set(self._cgroup.dirs.values())] if self._cgroup else []
+
+    @property
     def output(self) -> str:
         """The last ``output_kb`` KiB the submission printed."""
         text = self._tail.decode("utf-8", errors="replace")
@@ -563,6 +587,10 @@ class Session:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
+                # Past the deadline: time out only if the sandbox has not answered. (The grader
+                # itself may have been slow to look: that is not the submission's time.)
+                if fd in dict(poller.poll(0)):
+                    return
                 raise self._stop("timeout", self.where)
             ready = dict(poller.poll(min(left, 1.0) * 1000))
             if self._process.stderr.fileno() in ready:
@@ -633,7 +661,8 @@ class Session:
             structure, blobs = self._timed(read)
             if not isinstance(structure, dict) or not isinstance(structure.get("op"), str):
                 raise wire.WireError("a reply must be a dict with an 'op'")
-            value = wire.decode(structure.get("v"), blobs, self._from_ref)
+            # Decoding what the submission sent is charged to it, like its own time.
+            value = self._timed(lambda _: wire.decode(structure.get("v"), blobs, self._from_ref))
         except wire.WireError as error:
             raise self._stop("protocol", f"{self.where}: {error}") from None
         return structure, value

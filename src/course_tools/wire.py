@@ -35,8 +35,11 @@ __all__ = [
     "MAX_FRAME", "WireError", "decode", "encode", "exception_from", "pack", "read_frame", "unpack",
 ]  # fmt: skip
 
-MAX_FRAME = 256 * 1024 * 1024
+MAX_FRAME = 64 * 1024 * 1024  # a message, arrays included
+MAX_JSON = 16 * 1024 * 1024  # its structure
+MAX_NODES = 1_000_000  # values in its structure (list items, dict entries, …)
 MAX_DEPTH = 64
+MAX_SAME_HASH = 16  # keys of one set or dict that share a hash (more is a collision attack)
 # Numbers, booleans and fixed-width strings, in an explicit byte order: no
 # object, structured or void dtypes (those could carry code or pointers).
 _DTYPE = re.compile(r"^(\|b1|[<>|][iuf][1248]|[<>]f16|[<>]c(8|16|32)|[<>]U\d{1,6}|\|S\d{1,6})$")
@@ -170,9 +173,10 @@ def decode(
         if "$t" in s:
             return tuple(dec(x, depth + 1) for x in s["$t"])
         if "$s" in s:
-            return {dec(x, depth + 1) for x in s["$s"]}
+            return set(_distinct_hashes([dec(x, depth + 1) for x in s["$s"]]))
         if "$d" in s:
             pairs = [(dec(k, depth + 1), dec(v, depth + 1)) for k, v in s["$d"]]
+            _distinct_hashes([k for k, _ in pairs])
             return Counter(dict(pairs)) if s.get("kind") == "counter" else dict(pairs)
         if from_ref is not None:
             return from_ref(s)
@@ -186,9 +190,53 @@ def decode(
         raise WireError(f"malformed message: {type(error).__name__}: {error}") from None
 
 
+def _distinct_hashes(keys: list[Any]) -> list[Any]:
+    """``keys``, unless too many share a hash: building a set of those takes quadratic time."""
+    if len(keys) > MAX_SAME_HASH:
+        counts = Counter(hash(k) for k in keys)
+        if counts.most_common(1)[0][1] > MAX_SAME_HASH:
+            raise WireError(f"more than {MAX_SAME_HASH} keys share one hash value")
+    return keys
+
+
+def _scrub(structure: Any) -> Any:
+    """The JSON structure with lone surrogates replaced, if it is small and shallow enough."""
+    nodes = 0
+    stack: list[tuple[Any, int]] = [(structure, 0)]
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1 + (len(value) if isinstance(value, (list, dict)) else 0)
+        if nodes > MAX_NODES:
+            raise WireError(f"more than {MAX_NODES} values in one message")
+        if depth > MAX_DEPTH:
+            raise WireError(f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, str):
+                    value[index] = _clean_text(item)
+                else:
+                    stack.append((item, depth + 1))
+        elif isinstance(value, dict):
+            for key in list(value):
+                item = value[key]
+                if isinstance(item, str):
+                    value[key] = _clean_text(item)
+                else:
+                    stack.append((item, depth + 1))
+    return _clean_text(structure) if isinstance(structure, str) else structure
+
+
+def _clean_text(text: str) -> str:
+    # JSON can carry "\ud800" (half of a UTF-16 pair), which is not text: make it U+FFFD.
+    if text.isascii() or not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def pack(structure: Any, blobs: list[bytes]) -> bytes:
     """One frame holding ``structure`` (JSON) and ``blobs``."""
-    head = json.dumps(structure, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # ASCII JSON: a lone surrogate in a string (not text, but Python allows it) still travels.
+    head = json.dumps(structure, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     parts = [struct.pack("<I", len(head)), head, struct.pack("<I", len(blobs))]
     for blob in blobs:
         parts += [struct.pack("<Q", len(blob)), blob]
@@ -202,10 +250,12 @@ def unpack(body: bytes) -> tuple[Any, list[bytes]]:
     """``(structure, blobs)`` from a frame's body (after its 8-byte length)."""
     try:
         (head_len,) = struct.unpack_from("<I", body, 0)
+        if head_len > MAX_JSON:
+            raise WireError(f"message structure over the {MAX_JSON}-byte limit")
         head = body[4 : 4 + head_len]
         if len(head) != head_len:
             raise WireError("truncated frame")
-        structure = json.loads(head.decode("utf-8"))
+        structure = _scrub(json.loads(head.decode("utf-8")))
         offset = 4 + head_len
         (count,) = struct.unpack_from("<I", body, offset)
         offset += 4
