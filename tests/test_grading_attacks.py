@@ -302,6 +302,18 @@ def _attacks(secrets: dict[str, str], marker: str, port: int) -> dict[str, tuple
                 "print('FOUND' if size > 0 else 'blocked', buffer.raw[: max(size, 0)])\n"
             ),
         ),
+        "new_namespaces": (
+            "start",
+            (
+                "import subprocess\n"
+                "run = subprocess.run(['unshare', '-Urm', 'sh', '-c', 'mount -t tmpfs none /tmp && echo MOUNTED'],\n"
+                "                     capture_output=True, text=True)\n"
+                "print('ESCAPED' if 'MOUNTED' in run.stdout else 'blocked', run.stderr.strip()[:80])\n"
+                "import ctypes\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "print('blocked' if libc.unshare(0x10000000) != 0 else 'ESCAPED', 'unshare(CLONE_NEWUSER)')\n"
+            ),
+        ),
         "equal_to_everything": (
             "end",
             (
@@ -534,10 +546,11 @@ def test_nothing_secret_could_be_read_written_or_reached(attacked):
         "read_outside",
         "overwrite_a_neighbour",
         "network",
+        "new_namespaces",
     ):
         output = attacked["results"][name].output
         assert "blocked" in output, (name, output[-500:])
-        for verb in ("READ", "WROTE", "CONNECTED"):
+        for verb in ("READ", "WROTE", "CONNECTED", "ESCAPED"):
             assert f"\n{verb} " not in "\n" + output, (name, output[-800:])
     assert attacked["listener"].connections == 0
 

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,6 +228,82 @@ class Cgroup:
 
 
 # --------------------------------------------------------------------------
+# seccomp: system calls a notebook never needs, refused inside the sandbox
+# --------------------------------------------------------------------------
+# Namespaces and mounts (a new user namespace would let it mount a tmpfs past the /tmp
+# cap, and is the kernel's largest attack surface), kernel keyrings, tracing, BPF and
+# perf. clone3 answers ENOSYS, so the C library falls back to clone, whose flags a
+# filter can read; clone with a namespace flag is refused.
+_SECCOMP_ARCHES = {
+    # machine: (AUDIT_ARCH, clone, clone3, refused system calls)
+    "x86_64": (0xC000003E, 56, 435, {
+        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
+        "keyctl": 250, "add_key": 248, "request_key": 249, "ptrace": 101, "bpf": 321,
+        "perf_event_open": 298, "userfaultfd": 323, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsmount": 432, "mount_setattr": 442,
+    }),
+    "aarch64": (0xC00000B7, 220, 435, {
+        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
+        "keyctl": 219, "add_key": 217, "request_key": 218, "ptrace": 117, "bpf": 280,
+        "perf_event_open": 241, "userfaultfd": 282, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsmount": 432, "mount_setattr": 442,
+    }),
+}  # fmt: skip
+_CLONE_NAMESPACES = (
+    0x7E020080  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME
+)
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_EPERM, _ENOSYS = 1, 38
+
+
+def seccomp_program(machine: str | None = None) -> bytes | None:
+    """The classic-BPF seccomp filter for this CPU (``struct sock_filter`` array), or None."""
+    import platform
+    import struct
+
+    arch = _SECCOMP_ARCHES.get(machine or platform.machine())
+    if arch is None:
+        return None
+    audit_arch, clone, clone3, refused = arch
+    ld, jeq, jset, jge, ret = 0x20, 0x15, 0x45, 0x35, 0x06
+    program: list[tuple[int, int, int, int]] = [
+        (ld, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, audit_arch),
+        (ret, 0, 0, _RET_ERRNO | _EPERM),  # another ABI (x32, 32-bit): refuse
+        (ld, 0, 0, 0),  # seccomp_data.nr
+        (jge, 0, 1, 0x40000000),
+        (ret, 0, 0, _RET_ERRNO | _EPERM),  # x32 system calls
+    ]
+    for number in sorted(refused.values()):
+        program += [(jeq, 0, 1, number), (ret, 0, 0, _RET_ERRNO | _EPERM)]
+    program += [
+        (jeq, 0, 1, clone3),
+        (ret, 0, 0, _RET_ERRNO | _ENOSYS),
+        (jeq, 0, 3, clone),
+        (ld, 0, 0, 16),  # low 32 bits of args[0]: clone's flags
+        (jset, 0, 1, _CLONE_NAMESPACES),
+        (ret, 0, 0, _RET_ERRNO | _EPERM),
+        (ret, 0, 0, _RET_ALLOW),
+    ]
+    return b"".join(struct.pack("<HBBI", *instruction) for instruction in program)
+
+
+@contextlib.contextmanager
+def _seccomp_fd(program: bytes | None) -> Iterator[int | None]:
+    """A readable file descriptor holding ``program`` (bwrap's ``--seccomp FD``)."""
+    if program is None:
+        yield None
+        return
+    fd = os.memfd_create("course-seccomp", 0)
+    try:
+        os.write(fd, program)
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------
 # the isolation this machine offers
 # --------------------------------------------------------------------------
 BWRAP_FIX = (
@@ -275,7 +351,8 @@ class Isolation:
         if self.mode == "unsafe":
             parts = ["UNSAFE: no sandbox (--unsafe)"]
         else:
-            parts = ["bwrap", "uid per job" if self.root else "userns uid 65534"]
+            parts = ["bwrap", "a uid per submission" if self.root else "userns uid 65534"]
+            parts.append("seccomp" if seccomp_program() is not None else "no seccomp on this CPU")
         if self.cgroup is None:
             parts.append("rlimits only")
         else:
@@ -294,9 +371,11 @@ class Isolation:
                         "code; move it elsewhere"
                     )
 
-    def bwrap_command(self, uid: int, limits: Limits) -> list[str]:
+    def bwrap_command(self, uid: int, limits: Limits, seccomp_fd: int | None = None) -> list[str]:
         assert self.bwrap is not None
         command = [self.bwrap, "--die-with-parent", "--new-session", "--clearenv"]
+        if seccomp_fd is not None:
+            command += ["--seccomp", str(seccomp_fd)]
         if self.root:
             # Root sets up the mounts, then the runner drops to its own uid (below).
             command += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
@@ -373,11 +452,24 @@ def isolation(unsafe: bool = False, limits: Limits | None = None) -> Isolation:
             "setpriv (util-linux) is missing: `sudo apt-get install util-linux`"
         )
     found = Isolation("bwrap", layout, bwrap, root, _python_dirs())
-    probe = [*found.bwrap_command(0, limits), sys.executable, "-I", "-c", "import course_tools"]
-    try:
-        run = subprocess.run(probe, capture_output=True, text=True, timeout=limits.startup_s)
-    except subprocess.TimeoutExpired:
-        raise SandboxUnavailable("bwrap did not start a Python within the start-up limit") from None
+    program = seccomp_program()
+    with _seccomp_fd(program) as fd:
+        probe = [
+            *found.bwrap_command(FIRST_UID, limits, fd),
+            *(sys.executable, "-I", "-c", "import course_tools"),
+        ]
+        try:
+            run = subprocess.run(
+                probe,
+                capture_output=True,
+                text=True,
+                timeout=limits.startup_s,
+                pass_fds=() if fd is None else (fd,),
+            )
+        except subprocess.TimeoutExpired:
+            raise SandboxUnavailable(
+                "bwrap did not start a Python within the start-up limit"
+            ) from None
     if run.returncode != 0:
         message = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
         hint = (
@@ -485,27 +577,29 @@ class Session:
     def start(self) -> None:
         if self.how.cgroup is not None:
             self._cgroup = Cgroup(self.how.cgroup, self.limits)
-        if self.how.mode == "bwrap":
-            argv = self.how.bwrap_command(self.uid, self.limits) + self._runner_argv()
-            cwd, env = "/", {"PATH": "/usr/bin:/bin"}
-        else:
-            self._scratch = tempfile.TemporaryDirectory(prefix="course-unsafe-")
-            argv, cwd = self._runner_argv(), self._scratch.name
-            env = {**_sandbox_env(self.limits), "HOME": cwd, "TMPDIR": cwd}
-        spec = {
-            "procs": self._cgroup.procs_files if self._cgroup else [],
-            "argv": argv,
-            "parent": os.getpid(),
-        }
-        self._process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _LAUNCH, json.dumps(spec)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
+        with _seccomp_fd(seccomp_program() if self.how.mode == "bwrap" else None) as fd:
+            if self.how.mode == "bwrap":
+                argv = self.how.bwrap_command(self.uid, self.limits, fd) + self._runner_argv()
+                cwd, env = "/", {"PATH": "/usr/bin:/bin"}
+            else:
+                self._scratch = tempfile.TemporaryDirectory(prefix="course-unsafe-")
+                argv, cwd = self._runner_argv(), self._scratch.name
+                env = {**_sandbox_env(self.limits), "HOME": cwd, "TMPDIR": cwd}
+            spec = {
+                "procs": self._cgroup.procs_files if self._cgroup else [],
+                "argv": argv,
+                "parent": os.getpid(),
+            }
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-c", _LAUNCH, json.dumps(spec)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                pass_fds=() if fd is None else (fd,),
+            )
         for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
             assert stream is not None
             flags = fcntl.fcntl(stream.fileno(), fcntl.F_GETFL)
