@@ -17,75 +17,30 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SOLUTION_SENTINEL
 
 from course_tools import grading
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("sandbox")]
 
-WRONG_ANSWERS = {
-    "ch01_nlp_and_sequences": (
-        "q2",
-        "def edit_distance",
-        # Forgets that a substitution costs one step, not two.
-        "def edit_distance(a, b):\n    return len(a) + len(b) - 2 * sum(x == y for x, y in zip(a, b))\n",
-    ),
-    "ch03_word_representations": (
-        "q2",
-        "def top_k_cosine",
-        # Ranks by the dot product, forgetting to divide by the lengths.
-        "def top_k_cosine(query, vectors, k):\n"
-        "    return [int(i) for i in np.argsort(-(np.asarray(vectors) @ np.asarray(query)))[:k]]\n",
-    ),
-    "ch04_word2vec": (
-        "q3",
-        "def grad_center",
-        # Drops the "- 1" of the positive term: pushes the true context away.
-        "def grad_center(v_c, u_o, u_neg):\n"
-        "    s = lambda x: 1 / (1 + np.exp(-x))\n"
-        "    v_c, u_o, u_neg = (np.asarray(a, dtype=float) for a in (v_c, u_o, u_neg))\n"
-        "    return s(u_o @ v_c) * u_o + s(u_neg @ v_c) @ u_neg\n",
-    ),
-    "ch05_language_models": (
-        "q3",
-        "def perplexity",
-        # Averages the probabilities instead of the log-probabilities.
-        "def perplexity(probs):\n    return len(probs) / sum(probs)\n",
-    ),
-    "ch06_rnn": (
-        "q1",
-        "def rnn_step",
-        # Forgets the nonlinearity: a linear recurrence.
-        "def rnn_step(x, h, W_xh, W_hh, b):\n    return x @ W_xh + h @ W_hh + b\n",
-    ),
-    "ch07_bptt": (
-        "q2",
-        "def clip_by_global_norm",
-        # Clips every array by its own norm instead of the joint norm.
-        "def clip_by_global_norm(grads, max_norm):\n"
-        "    norms = [float(np.linalg.norm(g)) for g in grads]\n"
-        "    clipped = [g * min(1.0, max_norm / (n + 1e-6)) for g, n in zip(grads, norms)]\n"
-        "    return clipped, float(np.sqrt(sum(n**2 for n in norms)))\n",
-    ),
-    "ch08_lstm_gru": (
-        "q2",
-        "def gru_step",
-        # Swaps z and 1 - z (the convention of the original paper, not of torch).
-        "def gru_step(x, h, W_ih, W_hh, b_ih, b_hh):\n"
-        "    x_r, x_z, x_n = np.split(x @ W_ih.T + b_ih, 3, axis=-1)\n"
-        "    h_r, h_z, h_n = np.split(h @ W_hh.T + b_hh, 3, axis=-1)\n"
-        "    r, z = sigmoid(x_r + h_r), sigmoid(x_z + h_z)\n"
-        "    n = np.tanh(x_n + r * h_n)\n"
-        "    return z * n + (1 - z) * h\n",
-    ),
-    "ch02_tokenization": (
-        "q2",
-        "def count_pairs",
-        # Counts each pair once per word type instead of weighting by frequency.
-        "def count_pairs(words):\n    pairs = Counter()\n    for symbols in words:\n"
-        "        for pair in zip(symbols, symbols[1:]):\n            pairs[pair] += 1\n    return pairs\n",
-    ),
-}
+
+def _wrong_answers() -> dict[str, list[tuple[str, str, str]]]:
+    """``{chapter: [(question, marker of the cell to replace, wrong source), ...]}``.
+
+    One file per chapter in tests/wrong_answers/: a plausible mistake for every question.
+    """
+    import importlib.util
+
+    found = {}
+    for path in sorted((ROOT / "tests" / "wrong_answers").glob("ch*.py")):
+        spec = importlib.util.spec_from_file_location(f"wrong_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found[path.stem] = module.WRONG
+    return found
+
+
+WRONG_ANSWERS = _wrong_answers()
 
 
 def _replace_cell(notebook: dict, marker: str, source: str) -> dict:
@@ -98,18 +53,53 @@ def _replace_cell(notebook: dict, marker: str, source: str) -> dict:
     return copy
 
 
+# Answers with nothing in them, shaped to slip past a test that compares values without
+# checking the shape first: np.allclose broadcasts an empty array against anything.
+HOLLOW = {
+    "empty": "np.zeros((0,))",
+    "empty-4d": "np.zeros((0, 1, 1, 1))",
+    "empty-pair": "(np.zeros((0, 1, 1)), np.zeros((0, 1)))",
+    "empty-four": "(np.zeros((0, 1)),) * 4",
+    "empty-list": "[]",
+    "nan": "float('nan')",
+}
+
+
+def _hollow(solution: dict, returned: str) -> dict:
+    """The solution with every function it defines returning ``returned`` and every answer emptied."""
+    import ast
+
+    copy = json.loads(json.dumps(solution))
+    for cell in copy["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or SOLUTION_SENTINEL not in source:
+            continue
+        hollow = ["import numpy as np"]
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef):
+                hollow.append(f"def {node.name}(*args, **kwargs):\n    return {returned}")
+            elif isinstance(node, ast.Assign):
+                hollow += [f"{t.id} = {returned}" for t in node.targets if isinstance(t, ast.Name)]
+        cell["source"] = "\n".join(hollow) + "\n"
+    return copy
+
+
 @pytest.fixture(scope="module", params=sorted(WRONG_ANSWERS))
 def graded(request, assignments, tmp_path_factory):
     name = request.param
     assignment = assignments[name]
     solution = json.loads(assignment.autograder_notebook.read_text(encoding="utf-8"))
     blank = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
-    question, marker, wrong_source = WRONG_ANSWERS[name]
+    question, marker, _ = WRONG_ANSWERS[name][0]
     folder = tmp_path_factory.mktemp(f"submissions-{name}")
     submissions = {
         "solution": solution,
         "blank": blank,
-        "wrong": _replace_cell(solution, marker, wrong_source),
+        **{
+            f"wrong-{q}-{i}": _replace_cell(solution, m, source)
+            for i, (q, m, source) in enumerate(WRONG_ANSWERS[name])
+        },
+        **{f"hollow-{kind}": _hollow(solution, returned) for kind, returned in HOLLOW.items()},
         "loop": _replace_cell(solution, marker, "while True:\n    pass\n"),
         "exit": _replace_cell(solution, marker, "import os\nos._exit(3)\n"),
         # 8 GiB against the default 4 GiB cap: this cell fails, the rest still counts.
@@ -131,17 +121,32 @@ def test_solution_scores_full_marks(graded):
     assert solution.status == "ok" and solution.total == solution.max_total > 0
 
 
+def test_hollow_answers_earn_nothing(graded):
+    _, _, results, _, _ = graded
+    for kind in HOLLOW:
+        hollow = results[f"hollow-{kind}"]
+        passed = {q: s for q, s in hollow.scores.items() if s > 0}
+        assert passed == {}, f"{kind}: a test compares without checking the shape: {passed}"
+
+
 def test_blank_student_notebook_scores_zero(graded):
     _, _, results, _, _ = graded
     assert results["blank"].status == "ok" and results["blank"].total == 0
 
 
-def test_plausible_wrong_answer_loses_that_questions_points(graded):
-    _, question, results, _, _ = graded
-    wrong, solution = results["wrong"], results["solution"]
-    assert wrong.total < solution.total
-    assert wrong.scores[question] < wrong.possible[question]
-    assert all(wrong.scores[q] == solution.scores[q] for q in wrong.scores if q != question)
+def test_every_plausible_wrong_answer_loses_its_questions_points_and_nothing_else(graded):
+    name, _, results, _, _ = graded
+    solution = results["solution"]
+    for i, (question, _, _) in enumerate(WRONG_ANSWERS[name]):
+        wrong = results[f"wrong-{question}-{i}"]
+        assert wrong.scores[question] < wrong.possible[question], (question, wrong.failures)
+        assert all(wrong.scores[q] == solution.scores[q] for q in wrong.scores if q != question)
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_ANSWERS))
+def test_every_question_has_a_plausible_wrong_answer(assignments, name):
+    questions = set(grading.question_points(assignments[name].autograder_zip))
+    assert {q for q, _, _ in WRONG_ANSWERS[name]} == questions
 
 
 def _points_before(result: grading.GradeResult, question: str) -> float:
@@ -205,7 +210,10 @@ def test_grade_command_line(assignments, tmp_path):
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "only.ipynb: 9/9" in run.stdout
+    total = sum(
+        grading.question_points(assignments["ch01_nlp_and_sequences"].autograder_zip).values()
+    )
+    assert f"only.ipynb: {total:g}/{total:g}" in run.stdout
     assert out.is_file()
 
 
@@ -250,7 +258,8 @@ def test_grade_subcommand_in_process_and_its_usage_errors(
     zip_path = assignments["ch01_nlp_and_sequences"].autograder_zip
     out = tmp_path / "grades.csv"
     assert main(["grade", str(folder), "--autograder", str(zip_path), "--out", str(out)]) == 0
-    assert "blank.ipynb: 0/9" in capsys.readouterr().out
+    total = sum(grading.question_points(zip_path).values())
+    assert f"blank.ipynb: 0/{total:g}" in capsys.readouterr().out
     assert main(["grade", str(folder)]) == 2
     assert "--chapter" in capsys.readouterr().err
     monkeypatch.chdir(tmp_path)
@@ -299,7 +308,7 @@ def test_unsafe_grading_works_and_says_so_in_the_csv(assignments, tmp_path):
     assignment = assignments["ch01_nlp_and_sequences"]
     folder = _one_submission(tmp_path, assignment.autograder_notebook)
     [result] = grading.grade_batch(folder, assignment.autograder_zip, unsafe=True, timeout_s=60)
-    assert result.total == result.max_total == 9 and "UNSAFE" in result.sandbox
+    assert result.total == result.max_total > 0 and "UNSAFE" in result.sandbox
     out = tmp_path / "grades.csv"
     grading.write_csv([result], out)
     assert "UNSAFE: no sandbox (--unsafe)" in out.read_text(encoding="utf-8")

@@ -1,0 +1,47 @@
+"""Plausible wrong answers for ch02_tokenization: each must lose its question's points and nothing else."""
+
+WRONG = [
+    (
+        "q1",
+        "def punct_tokenize",
+        # One token per punctuation character: "!!" becomes "!", "!".
+        'def punct_tokenize(text):\n    return re.findall(r"\\w+|[^\\w\\s]", text)\n',
+    ),
+    (
+        "q2",
+        "def bpe_encode_word",
+        # Merges the leftmost known pair in the word instead of the pair learned first.
+        "def bpe_encode_word(word, merges):\n"
+        '    symbols = [*word, "</w>"]\n'
+        "    known = {tuple(pair) for pair in merges}\n"
+        "    while True:\n"
+        "        for i in range(len(symbols) - 1):\n"
+        "            if (symbols[i], symbols[i + 1]) in known:\n"
+        "                symbols[i : i + 2] = [symbols[i] + symbols[i + 1]]\n"
+        "                break\n"
+        "        else:\n"
+        "            return symbols\n",
+    ),
+    (
+        "q3",
+        "def unigram_segment",
+        # Greedy longest match (as WordPiece does): fast, but not the best-scoring segmentation.
+        "def unigram_segment(word, log_probs):\n"
+        "    pieces, i = [], 0\n"
+        "    while i < len(word):\n"
+        "        for j in range(len(word), i, -1):\n"
+        "            if word[i:j] in log_probs:\n"
+        "                pieces.append(word[i:j])\n"
+        "                i = j\n"
+        "                break\n"
+        "        else:\n"
+        "            raise ValueError(word)\n"
+        "    return pieces\n",
+    ),
+    (
+        "q4",
+        "q4_answer",
+        # Believes BPE knows Korean grammar.
+        'q4_answer = "a"\n',
+    ),
+]
