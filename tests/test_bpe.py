@@ -7,8 +7,18 @@ from bpe_reference import sennrich_algorithm_1
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_utils.bpe import BPE, END_OF_WORD, count_pairs, merge_pair, train_bpe
-from course_utils.datasets import korean_corpus_lines
+from course_utils.bpe import (
+    BPE,
+    END_OF_WORD,
+    compare_tokenizations,
+    count_pairs,
+    merge_pair,
+    train_bpe,
+    train_bpe_to_size,
+    train_sentencepiece,
+)
+from course_utils.datasets import korean_corpus_lines, split_lines
+from course_utils.vocab import oov_rate
 
 PAPER_EXAMPLE = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
 
@@ -128,3 +138,71 @@ def test_decode_names_a_piece_that_is_not_a_string(pieces):
     model = train_bpe(["low", "lower"] * 3, 3)
     with pytest.raises(TypeError, match="pieces must be str subwords"):
         model.decode(pieces)
+
+
+def test_train_bpe_to_size_counts_the_alphabet_and_the_end_marker():
+    alphabet = set("".join(PAPER_EXAMPLE))  # d e i l n o r s t w: 10 letters
+    bpe = train_bpe_to_size(PAPER_EXAMPLE, vocab_size=len(alphabet) + 1 + 4)
+    assert bpe.merges == train_bpe(PAPER_EXAMPLE, 4).merges
+    assert len(bpe.symbols) == len(alphabet) + 1 + 4
+    assert train_bpe_to_size(PAPER_EXAMPLE, len(alphabet) + 1).merges == []
+    with pytest.raises(ValueError, match="the alphabet and </w>"):
+        train_bpe_to_size(PAPER_EXAMPLE, len(alphabet))
+    with pytest.raises(ValueError, match="must be an int"):
+        train_bpe_to_size(PAPER_EXAMPLE, 20.0)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def small_split():
+    return split_lines(korean_corpus_lines()[:400], held_out_fraction=0.2)
+
+
+def test_sentencepiece_is_trained_in_memory_to_the_size_asked(small_split):
+    import sentencepiece as spm
+
+    train, _ = small_split
+    for model_type in ["bpe", "unigram"]:
+        model = train_sentencepiece(train, model_type, 400)
+        assert isinstance(model, spm.SentencePieceProcessor)
+        assert model.get_piece_size() == 400
+        ids = [i for line in train for i in model.encode(line)]
+        assert model.unk_id() not in ids  # character_coverage=1.0: every character is known
+    with pytest.raises(ValueError, match="'bpe' or 'unigram'"):
+        train_sentencepiece(train, "word", 400)
+    with pytest.raises(TypeError, match="not one str"):
+        train_sentencepiece("한 줄", "bpe", 400)  # type: ignore[arg-type]
+
+
+def test_compare_tokenizations_measures_each_vocabulary_on_held_out_text(small_split):
+    train, held_out = small_split
+    # Any tokenization of each line serves as "morphemes": here, characters.
+    train_chars = [list(line.replace(" ", "")) for line in train]
+    held_chars = [list(line.replace(" ", "")) for line in held_out]
+    result = compare_tokenizations(train, held_out, train_chars, held_chars, vocab_size=400)
+    rows = result.rows
+    assert list(rows) == [
+        "eojeol",
+        "morpheme",
+        "bpe",
+        "sentencepiece-bpe",
+        "sentencepiece-unigram",
+    ]
+    eojeols = [word for line in held_out for word in line.split()]
+    train_eojeols = {word for line in train for word in line.split()}
+    assert result.held_out_eojeols == len(eojeols)
+    assert rows["eojeol"].tokens == len(eojeols) and rows["eojeol"].tokens_per_eojeol == 1
+    assert rows["eojeol"].vocab_size == len(train_eojeols)
+    assert rows["eojeol"].oov_rate == oov_rate(eojeols, train_eojeols)
+    chars = [c for line in held_chars for c in line]
+    assert rows["morpheme"].oov_rate == oov_rate(chars, {c for line in train_chars for c in line})
+    pieces = result.bpe.encode(eojeols)
+    assert rows["bpe"].tokens == len(pieces)
+    assert rows["bpe"].oov_rate == oov_rate(pieces, set(result.bpe.symbols))
+    all_train_eojeols = [word for line in train for word in line.split()]
+    assert result.bpe.merges == train_bpe_to_size(all_train_eojeols, 400).merges
+    for model_type in ["bpe", "unigram"]:
+        row = rows[f"sentencepiece-{model_type}"]
+        assert row.vocab_size == result.sentencepiece[model_type].get_piece_size() == 400
+        assert row.tokens_per_eojeol == row.tokens / len(eojeols)
+    with pytest.raises(ValueError, match="one list of morphemes per line"):
+        compare_tokenizations(train, held_out, train_chars[1:], held_chars)

@@ -16,7 +16,9 @@ from course_utils.natural_language import (
     chain_rule_log_prob,
     edit_distance,
     rank_frequency,
+    shuffle_test,
     zipf_fit,
+    zipf_summary,
 )
 
 
@@ -27,12 +29,6 @@ def test_edit_distance_matches_nltk(a, b):
 
 def test_edit_distance_works_on_token_lists():
     assert edit_distance(["개가", "사람을"], ["사람을", "개가"]) == 2
-
-
-def test_chapter_claim_similar_meaning_is_not_similar_spelling():
-    unrelated = [("의자", "이자"), ("과자", "과제")]
-    related = [("의자", "걸상"), ("자동차", "승용차")]
-    assert min(edit_distance(*p) for p in related) > max(edit_distance(*p) for p in unrelated)
 
 
 def test_bag_of_words_forgets_order():
@@ -87,16 +83,44 @@ def test_chain_rule_is_the_sum_of_conditionals():
     assert calls == [((), "a"), (("a",), "b"), (("a", "b"), "c")]
 
 
-def test_chapter_claim_original_order_beats_every_shuffle():
-    lines = [line.strip() for line in load_kolaw().splitlines() if line.strip()]
-    model = BigramModel(lines)
-    sentence = "모든 국민은 법 앞에 평등하다."
-    rng = random.Random(0)
-    original = model.sequence_log_prob(sentence)
-    for _ in range(200):
-        chars = list(sentence)
+def test_shuffle_test_scores_random_orders_of_the_same_characters():
+    model = BigramModel(["abcabd", "bcad", "dcba"], alpha=0.5)
+    result = shuffle_test(model, "abcd", n_shuffles=30, seed=3)
+    rng = random.Random(3)
+    expected = []
+    for _ in range(30):
+        chars = list("abcd")
         rng.shuffle(chars)
-        assert model.sequence_log_prob("".join(chars)) < original
+        expected.append(model.sequence_log_prob("".join(chars)))
+    assert result.original == model.sequence_log_prob("abcd")
+    assert result.shuffled == expected
+    assert result.beaten == np.mean(np.array(expected) < result.original)
+    assert shuffle_test(model, "abcd", n_shuffles=30, seed=3) == result  # seeded
+
+
+def test_shuffle_test_rejects_bad_input():
+    model = BigramModel(["ab"])
+    with pytest.raises(ValueError, match="2\\+ characters"):
+        shuffle_test(model, "a")
+    with pytest.raises(ValueError, match="n_shuffles"):
+        shuffle_test(model, "ab", n_shuffles=0)
+
+
+def test_zipf_summary_measures_shares_and_coverage():
+    tokens = list("aaaabbcd")  # counts 4, 2, 1, 1
+    summary = zipf_summary(tokens, top=1, max_rank=None)
+    assert summary.ranked == [("a", 4), ("b", 2), ("c", 1), ("d", 1)]
+    assert summary.counts == [4, 2, 1, 1]
+    assert summary.top_share == 0.5  # "a" is half of the tokens
+    assert summary.half_rank == 1
+    assert summary.singleton_share == 0.5  # c and d, out of four types
+    assert (summary.exponent, summary.intercept) == zipf_fit([4, 2, 1, 1])
+    assert zipf_summary(list("aaabbc"), top=2).half_rank == 1  # 3/6 already covers half
+    assert zipf_summary(list("aabbcc"), top=2).half_rank == 2  # 2/6 < 1/2 <= 4/6
+    with pytest.raises(ValueError, match="top"):
+        zipf_summary(tokens, top=0)
+    with pytest.raises(ValueError, match="2 distinct"):
+        zipf_summary(list("aaa"))
 
 
 def test_bigram_model_errors():

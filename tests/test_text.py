@@ -11,6 +11,7 @@ from course_utils import text
 from course_utils.datasets import load_lee_corpus
 from course_utils.text import (
     ANALYZERS,
+    AnalyzerTiming,
     JavaNotFoundError,
     MorphTokenizer,
     clean_text,
@@ -18,6 +19,8 @@ from course_utils.text import (
     normalize,
     punctuation_tokenize,
     rule_tokenize,
+    speed_ratio,
+    time_analyzers,
     whitespace_tokenize,
 )
 
@@ -167,6 +170,57 @@ def test_missing_java_raises_an_error_that_names_the_fix(monkeypatch):
 @given(st.text(alphabet=st.sampled_from(list("국민은헌법의모든 .,가나")), max_size=20))
 def test_okt_morphemes_never_contain_white_space(s):
     assert all(m.strip() == m and m for m in MorphTokenizer("okt").morphs(s))
+
+
+def test_time_analyzers_interleaves_rounds_after_an_untimed_warm_up(monkeypatch):
+    calls = []
+
+    def fake_morphs(self, text):
+        calls.append(self.name)
+        return text.split()
+
+    monkeypatch.setattr(MorphTokenizer, "morphs", fake_morphs)
+    timings = time_analyzers("가 나 다", names=["kkma", "okt", "komoran"], repeats=4)
+    warm_up, rounds = calls[:3], calls[3:]
+    assert warm_up == ["kkma", "okt", "komoran"]
+    assert rounds == [
+        *["kkma", "okt", "komoran"],
+        *["okt", "komoran", "kkma"],
+        *["komoran", "kkma", "okt"],
+        *["kkma", "okt", "komoran"],
+    ]
+    assert list(timings) == ["kkma", "okt", "komoran"]
+    for name, timing in timings.items():
+        assert timing.name == name and timing.chars == 5 and timing.morphemes == 3
+        assert len(timing.times) == 4 and all(t >= 0 for t in timing.times)
+
+
+def test_time_analyzers_counts_the_morphemes_each_analyzer_gives():
+    sentence = "아버지가방에들어가신다"
+    timings = time_analyzers(sentence, names=["okt", "komoran"], repeats=2)
+    for name, timing in timings.items():
+        assert timing.morphemes == len(MorphTokenizer(name).morphs(sentence))
+        assert timing.chars_per_second == len(sentence) / timing.seconds
+
+
+def test_speed_ratio_is_the_median_of_per_round_ratios():
+    fast = AnalyzerTiming("komoran", 100, 10, [1.0, 2.0, 1.0])
+    slow = AnalyzerTiming("kkma", 100, 12, [10.0, 4.0, 30.0])
+    assert fast.seconds == 1.0 and slow.seconds == 10.0
+    assert speed_ratio(fast, slow) == 10.0  # ratios 10, 2, 30
+    with pytest.raises(ValueError, match="same rounds"):
+        speed_ratio(fast, AnalyzerTiming("kkma", 100, 12, [1.0]))
+
+
+def test_time_analyzers_rejects_bad_input():
+    with pytest.raises(ValueError, match="repeats"):
+        time_analyzers("가", repeats=0)
+    with pytest.raises(ValueError, match="distinct"):
+        time_analyzers("가", names=["okt", "okt"])
+    with pytest.raises(ValueError, match="distinct"):
+        time_analyzers("가", names=[])
+    with pytest.raises(TypeError, match="must be a str"):
+        time_analyzers(["가"])  # type: ignore[arg-type]
 
 
 def test_konlpy_jvm_leaves_termination_signals_to_python():

@@ -7,17 +7,37 @@ inside a word (``est`` in ``establish``) become different subwords.
 
 Ties between equally frequent pairs go to the pair that sorts first, so the
 merge table is the same on every run.
+
+:func:`compare_tokenizations` is the chapter's closing experiment: eojeols,
+morphemes, this BPE and SentencePiece's BPE and unigram models, measured on
+held-out text by their out-of-vocabulary rate and sequence length.
 """
 
 from __future__ import annotations
 
 import heapq
+import io
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Any
 
-__all__ = ["BPE", "END_OF_WORD", "count_pairs", "merge_pair", "train_bpe"]
+from course_utils.vocab import oov_rate
+
+__all__ = [
+    "BPE",
+    "END_OF_WORD",
+    "TokenizationComparison",
+    "TokenizationRow",
+    "compare_tokenizations",
+    "count_pairs",
+    "merge_pair",
+    "train_bpe",
+    "train_bpe_to_size",
+    "train_sentencepiece",
+]
 
 END_OF_WORD = "</w>"
 
@@ -220,3 +240,120 @@ def train_bpe(
                 del pair_counts[pair]
                 where.pop(pair, None)
     return BPE(merges=merges, history=history, alphabet=alphabet)
+
+
+def train_bpe_to_size(
+    corpus: Mapping[str, int] | Iterable[str], vocab_size: int, min_frequency: int = 2
+) -> BPE:
+    """Learn BPE up to ``vocab_size`` subwords: the alphabet, ``</w>``, then one per merge."""
+    counts = _word_counts(corpus)
+    alphabet_size = len({ch for word in counts for ch in word})
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise ValueError(f"vocab_size must be an int, got {vocab_size!r}")
+    num_merges = vocab_size - alphabet_size - 1  # the alphabet and </w> come first
+    if num_merges < 0:
+        least = alphabet_size + 1
+        raise ValueError(f"vocab_size {vocab_size} < {least}, the alphabet and </w>")
+    return train_bpe(counts, num_merges, min_frequency)
+
+
+def train_sentencepiece(lines: Sequence[str], model_type: str, vocab_size: int) -> Any:
+    """Train a SentencePiece model in memory (no files) on raw lines."""
+    import sentencepiece as spm
+
+    if isinstance(lines, str):
+        raise TypeError("lines must be a list of str lines, not one str: split it")
+    if model_type not in ("bpe", "unigram"):
+        raise ValueError(f"model_type must be 'bpe' or 'unigram', got {model_type!r}")
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=model,
+        vocab_size=vocab_size,
+        model_type=model_type,
+        character_coverage=1.0,  # every character of the training text gets a piece
+        minloglevel=2,  # no training log
+    )
+    return spm.SentencePieceProcessor(model_proto=model.getvalue())
+
+
+@dataclass(frozen=True)
+class TokenizationRow:
+    """One tokenization measured on the held-out text."""
+
+    name: str
+    vocab_size: int
+    tokens: int  # tokens in the held-out text
+    oov_rate: float  # share of those tokens missing from the vocabulary
+    tokens_per_eojeol: float  # how much longer the sequence gets than in eojeols
+
+
+@dataclass
+class TokenizationComparison:
+    """The table of :func:`compare_tokenizations` and the subword models it trained."""
+
+    rows: dict[str, TokenizationRow]
+    bpe: BPE
+    bpe_seconds: float  # time to train ``bpe``
+    sentencepiece: dict[str, Any]  # "bpe" and "unigram" SentencePieceProcessors
+    vocab_size: int
+    held_out_eojeols: int
+
+
+def compare_tokenizations(
+    train_lines: Sequence[str],
+    held_out_lines: Sequence[str],
+    train_morphemes: Sequence[Sequence[str]],
+    held_out_morphemes: Sequence[Sequence[str]],
+    vocab_size: int = 2000,
+) -> TokenizationComparison:
+    """Build each tokenization's vocabulary on the training lines; measure the held-out lines.
+
+    Rows: ``"eojeol"`` (white-space words), ``"morpheme"`` (the morphemes given,
+    one list per line), ``"bpe"`` (:func:`train_bpe_to_size` on the training
+    eojeols) and SentencePiece's ``"sentencepiece-bpe"`` and
+    ``"sentencepiece-unigram"``, all three subword models of ``vocab_size``.
+    """
+    lengths = (len(train_morphemes), len(held_out_morphemes))
+    if lengths != (len(train_lines), len(held_out_lines)):
+        raise ValueError("give one list of morphemes per line, for every line")
+    train_eojeols = [word for line in train_lines for word in line.split()]
+    held_out_eojeols = [word for line in held_out_lines for word in line.split()]
+    if not train_eojeols or not held_out_eojeols:
+        raise ValueError("train_lines and held_out_lines must both contain words")
+    start = time.perf_counter()
+    bpe = train_bpe_to_size(train_eojeols, vocab_size)
+    bpe_seconds = time.perf_counter() - start
+    held_out_pieces = bpe.encode(held_out_eojeols)
+    morphemes = [m for sentence in held_out_morphemes for m in sentence]
+    tokens_and_vocab = {
+        "eojeol": (held_out_eojeols, set(train_eojeols)),
+        "morpheme": (morphemes, {m for sentence in train_morphemes for m in sentence}),
+        "bpe": (held_out_pieces, set(bpe.symbols)),
+    }
+    rows = {
+        name: TokenizationRow(
+            name,
+            len(vocab),
+            len(tokens),
+            oov_rate(tokens, vocab),
+            len(tokens) / len(held_out_eojeols),
+        )
+        for name, (tokens, vocab) in tokens_and_vocab.items()
+    }
+    sentencepiece = {}
+    for model_type in ("bpe", "unigram"):
+        processor = train_sentencepiece(train_lines, model_type, vocab_size)
+        ids = [i for line in held_out_lines for i in processor.encode(line)]
+        unknown = sum(i == processor.unk_id() for i in ids)  # characters never seen
+        rows[f"sentencepiece-{model_type}"] = TokenizationRow(
+            f"sentencepiece-{model_type}",
+            processor.get_piece_size(),
+            len(ids),
+            unknown / len(ids),
+            len(ids) / len(held_out_eojeols),
+        )
+        sentencepiece[model_type] = processor
+    return TokenizationComparison(
+        rows, bpe, bpe_seconds, sentencepiece, vocab_size, len(held_out_eojeols)
+    )

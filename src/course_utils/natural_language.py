@@ -9,20 +9,32 @@ describes how a few tokens are everywhere and most are rare.
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 
 __all__ = [
     "BigramModel",
+    "ShuffleTest",
+    "ZipfSummary",
     "bag_of_words",
     "chain_rule_log_prob",
     "edit_distance",
     "rank_frequency",
+    "shuffle_test",
     "zipf_fit",
+    "zipf_summary",
 ]
+
+
+def _check_count(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    return value
 
 
 def _check_sequence(seq: object, name: str) -> Sequence[Hashable]:
@@ -89,6 +101,47 @@ def zipf_fit(counts: Sequence[int], max_rank: int | None = None) -> tuple[float,
     return float(-slope), float(intercept)
 
 
+@dataclass(frozen=True)
+class ZipfSummary:
+    """How skewed a token distribution is: the fit and the shares the chapter reports."""
+
+    ranked: list[tuple[str, int]]  # (token, count), most frequent first
+    exponent: float  # s of f(r) ∝ r^-s, fitted on the head
+    intercept: float  # c of log f(r) = c - s log r
+    top: int  # how many of the most frequent types top_share counts
+    top_share: float  # share of all tokens taken by the top most frequent types
+    half_rank: int  # fewest types (most frequent first) that cover half of all tokens
+    singleton_share: float  # share of the types seen exactly once
+
+    @property
+    def counts(self) -> list[int]:
+        return [count for _, count in self.ranked]
+
+
+def zipf_summary(
+    tokens: Iterable[str],
+    top: int = 10,
+    max_rank: int | None = 1000,
+) -> ZipfSummary:
+    """Rank the tokens, fit Zipf's law on the first ``max_rank`` ranks, and measure coverage."""
+    _check_count(top, "top")
+    ranked = rank_frequency(tokens)
+    counts = np.array([count for _, count in ranked])
+    if counts.size < 2:
+        raise ValueError(f"need at least 2 distinct tokens, got {counts.size}")
+    exponent, intercept = zipf_fit(counts.tolist(), max_rank=max_rank)
+    covered = np.cumsum(counts) / counts.sum()  # covered[k - 1]: share of the top k
+    return ZipfSummary(
+        ranked=ranked,
+        exponent=exponent,
+        intercept=intercept,
+        top=top,
+        top_share=float(covered[min(top, counts.size) - 1]),
+        half_rank=int(np.searchsorted(covered, 0.5) + 1),
+        singleton_share=float(np.mean(counts == 1)),
+    )
+
+
 def chain_rule_log_prob(
     sequence: Sequence[Hashable],
     cond_log_prob: Callable[[Sequence[Hashable], Hashable], float],
@@ -98,7 +151,8 @@ def chain_rule_log_prob(
     ``cond_log_prob(history, token)`` returns ``log P(token | history)``.
     """
     sequence = _check_sequence(sequence, "sequence")
-    return float(sum(cond_log_prob(sequence[:t], sequence[t]) for t in range(len(sequence))))
+    terms = (cond_log_prob(sequence[:t], sequence[t]) for t in range(len(sequence)))
+    return float(sum(terms))
 
 
 class BigramModel:
@@ -144,3 +198,36 @@ class BigramModel:
     def sequence_log_prob(self, sequence: Sequence[Hashable]) -> float:
         """Log-probability of a whole sequence by the chain rule."""
         return chain_rule_log_prob(sequence, self.log_prob)
+
+
+@dataclass(frozen=True)
+class ShuffleTest:
+    """The log-probability of a sentence and of shuffles of its own characters."""
+
+    original: float
+    shuffled: list[float]
+
+    @property
+    def beaten(self) -> float:
+        """Share of the shuffles that score below the original order."""
+        return float(np.mean(np.array(self.shuffled) < self.original))
+
+
+def shuffle_test(
+    model: BigramModel, sentence: str, n_shuffles: int = 200, seed: int = 0
+) -> ShuffleTest:
+    """Score ``sentence`` and ``n_shuffles`` random orders of the same characters.
+
+    Same characters, same counts, only the order differs: whatever separates the
+    scores is information carried by the order.
+    """
+    if not isinstance(sentence, str) or len(sentence) < 2:
+        raise ValueError(f"sentence must be a str of 2+ characters, got {sentence!r}")
+    _check_count(n_shuffles, "n_shuffles")
+    rng = random.Random(seed)
+    shuffled = []
+    for _ in range(n_shuffles):
+        chars = list(sentence)
+        rng.shuffle(chars)
+        shuffled.append(model.sequence_log_prob("".join(chars)))
+    return ShuffleTest(model.sequence_log_prob(sentence), shuffled)

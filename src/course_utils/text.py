@@ -10,12 +10,16 @@ from __future__ import annotations
 import functools
 import re
 import shutil
+import statistics
+import time
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
     "ANALYZERS",
+    "AnalyzerTiming",
     "JavaNotFoundError",
     "MorphTokenizer",
     "clean_text",
@@ -25,6 +29,8 @@ __all__ = [
     "normalize",
     "punctuation_tokenize",
     "rule_tokenize",
+    "speed_ratio",
+    "time_analyzers",
     "whitespace_tokenize",
 ]
 
@@ -106,7 +112,7 @@ def fold_case(tokens: Iterable[str], keep_acronyms: bool = True) -> list[str]:
     letters is the usual compromise.
     """
     if isinstance(tokens, str):
-        raise TypeError("tokens must be a list of str, not one str: tokenize the text first")
+        raise TypeError("tokens must be list[str], not a str: tokenize the text first")
     folded = []
     for token in tokens:
         _require_str(token, "each token")
@@ -292,7 +298,8 @@ class MorphTokenizer:
 
     def __init__(self, name: str = "okt") -> None:
         if not isinstance(name, str) or name.lower() not in ANALYZERS:
-            raise ValueError(f"analyzer must be one of {', '.join(ANALYZERS)}, got {name!r}")
+            choices = ", ".join(ANALYZERS)
+            raise ValueError(f"analyzer must be one of {choices}, got {name!r}")
         self.name = name.lower()
 
     @property
@@ -300,13 +307,13 @@ class MorphTokenizer:
         return _load_analyzer(self.name)
 
     def morphs(self, text: str) -> list[str]:
-        """Split ``text`` into morphemes (white space is never a token)."""
+        """Split the text into morphemes (white space is never a token)."""
         return [morpheme for morpheme, _ in self.pos(text)]
 
     def pos(self, text: str) -> list[tuple[str, str]]:
-        """Split ``text`` into ``(morpheme, part-of-speech tag)`` pairs.
+        """Split the text into (morpheme, part-of-speech tag) pairs.
 
-        Each analyzer has its own tag set (Kkma ``NNG``, Okt ``Noun``, …).
+        Each analyzer has its own tag set (Kkma NNG, Okt Noun, …).
         Okt returns line breaks as tokens; they are dropped here.
         """
         text = _require_str(text)
@@ -320,6 +327,62 @@ class MorphTokenizer:
 
     def __repr__(self) -> str:
         return f"MorphTokenizer({self.name!r})"
+
+
+@dataclass(frozen=True)
+class AnalyzerTiming:
+    """How long one analyzer took on a text, one time per round, and what it produced."""
+
+    name: str
+    chars: int  # length of the text
+    morphemes: int  # how many morphemes the analyzer split it into
+    times: list[float]  # seconds, one per round
+
+    @property
+    def seconds(self) -> float:
+        """Median time over the rounds."""
+        return statistics.median(self.times)
+
+    @property
+    def chars_per_second(self) -> float:
+        return self.chars / self.seconds
+
+
+def time_analyzers(
+    text: str, names: Sequence[str] = ANALYZERS, repeats: int = 5
+) -> dict[str, AnalyzerTiming]:
+    """Time each analyzer on ``text``, interleaved: every round runs each analyzer once.
+
+    Each round starts with a different analyzer, so a slow moment of the machine
+    does not fall on one analyzer only; an untimed first round warms up the JVM.
+    """
+    _require_str(text)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    tokenizers = [MorphTokenizer(name) for name in names]
+    if not tokenizers or len({t.name for t in tokenizers}) != len(tokenizers):
+        raise ValueError(f"names must be distinct analyzers, got {list(names)!r}")
+    morphemes = {t.name: len(t.morphs(text)) for t in tokenizers}  # the warm-up round
+    times: dict[str, list[float]] = {t.name: [] for t in tokenizers}
+    for round_ in range(repeats):
+        shift = round_ % len(tokenizers)  # each round starts with the next analyzer
+        for tokenizer in tokenizers[shift:] + tokenizers[:shift]:
+            start = time.perf_counter()
+            tokenizer.morphs(text)
+            times[tokenizer.name].append(time.perf_counter() - start)
+    return {
+        name: AnalyzerTiming(name, len(text), morphemes[name], seconds)
+        for name, seconds in times.items()
+    }
+
+
+def speed_ratio(fast: AnalyzerTiming, slow: AnalyzerTiming) -> float:
+    """How many times faster ``fast`` is than ``slow``: the median of the per-round ratios."""
+    if len(fast.times) != len(slow.times):
+        raise ValueError(
+            f"timings must come from the same rounds, got {len(fast.times)} and {len(slow.times)}"
+        )
+    return statistics.median(s / f for f, s in zip(fast.times, slow.times, strict=True))
 
 
 # ---------------------------------------------------------------------------

@@ -75,7 +75,7 @@ class Vocab:
         caps the number of corpus tokens (specials not counted).
         """
         if isinstance(corpus, str):
-            raise TypeError("corpus must be tokenized sentences (list[list[str]]), not a str")
+            raise TypeError("corpus must be tokenized sentences (list[list[str]]), not str")
         if isinstance(min_freq, bool) or not isinstance(min_freq, int) or min_freq < 1:
             raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
         if max_size is not None and (
@@ -87,7 +87,11 @@ class Vocab:
             counts.update(_check_tokens(sentence, f"corpus[{i}]"))
         specials_set = set(specials)
         # most_common keeps first-appearance order among equal counts.
-        kept = [t for t, c in counts.most_common() if c >= min_freq and t not in specials_set]
+        kept = [
+            token
+            for token, count in counts.most_common()
+            if count >= min_freq and token not in specials_set
+        ]
         if max_size is not None:
             kept = kept[:max_size]
         vocab = cls(kept, specials=specials)
