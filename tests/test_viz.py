@@ -5,7 +5,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
+from matplotlib.text import Text
 
 from course_utils import viz
 
@@ -64,3 +66,31 @@ def test_log_axis_with_negative_exponents_needs_log_scale_and_strict_mode_catche
     with pytest.raises(ValueError, match="axis must be"):
         viz.log_scale(ax, axis="z")
     plt.close(fig)
+
+
+def test_label_points_keeps_crowded_labels_apart_and_inside_the_axes():
+    viz.use_korean_font(strict=True)
+    rng = np.random.default_rng(0)
+    points = np.r_[rng.normal(size=(6, 2)) * 0.2, rng.normal(size=(6, 2))]  # a tight cluster
+    fig, ax = plt.subplots(figsize=(6, 5))
+    ax.scatter(points[:, 0], points[:, 1])
+    ax.margins(0.15)
+    fig.tight_layout()
+    annotations = viz.label_points(ax, points, [f"word{i} (단어)" for i in range(12)])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [Text.get_window_extent(a, renderer) for a in annotations]  # the text, no leader
+    frame = ax.get_window_extent(renderer)
+    assert [a.get_text() for a in annotations] == [f"word{i} (단어)" for i in range(12)]
+    assert [tuple(a.xy) for a in annotations] == [tuple(p) for p in points]
+    overlapping = [(i, j) for i in range(12) for j in range(i) if boxes[i].overlaps(boxes[j])]
+    assert overlapping == []
+    assert all(frame.contains(b.x0, b.y0) and frame.contains(b.x1, b.y1) for b in boxes)
+
+
+def test_label_points_needs_one_label_per_point():
+    _, ax = plt.subplots()
+    with pytest.raises(ValueError, match=r"points must be \(N, 2\)"):
+        viz.label_points(ax, np.zeros((3, 3)), ["a", "b", "c"])
+    with pytest.raises(ValueError, match="one label per point: 3 points"):
+        viz.label_points(ax, np.zeros((3, 2)), ["a", "b"])

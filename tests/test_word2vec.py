@@ -11,10 +11,14 @@ from course_utils.word2vec import (
     Word2Vec,
     Word2VecConfig,
     cbow_loss_and_grads,
+    compare_with_gensim,
+    gensim_scores,
     keep_probability,
     noise_distribution,
     scatter_add,
     sgns_loss_and_grads,
+    time_against_gensim,
+    train_gensim,
 )
 
 RNG = np.random.default_rng(0)
@@ -209,3 +213,69 @@ def test_bad_input_gets_clear_errors():
         cbow_loss_and_grads(
             np.ones((1, 2, 3)), np.zeros((1, 2)), np.ones((1, 3)), np.ones((1, 1, 3))
         )
+
+
+WIKI_LIKE = [
+    ["the", "king", "and", "the", "queen", "live", "in", "the", "city", "by", "the", "river"],
+    ["a", "man", "and", "a", "woman", "sing", "a", "song", "of", "love", "and", "war"],
+    ["the", "army", "went", "to", "war", "and", "the", "king", "lost", "his", "money"],
+    ["an", "old", "and", "a", "new", "book", "for", "a", "smart", "and", "happy", "student"],
+    ["the", "hard", "and", "easy", "paper", "of", "the", "old", "professor", "and", "doctor"],
+] * 20
+
+
+def test_gensim_scores_counts_the_pairs_and_questions_in_the_vocabulary():
+    from gensim.test.utils import datapath
+
+    vectors = Word2Vec(WIKI_LIKE, Word2VecConfig(vector_size=8, min_count=1)).to_keyed_vectors()
+    scores = gensim_scores(vectors)
+    vocabulary = set(vectors.index_to_key)
+    expected = {}
+    for name in ("wordsim353.tsv", "simlex999.txt"):
+        with open(datapath(name), encoding="utf-8") as lines:
+            rows = [line.split("\t") for line in lines if not line.startswith("#")]
+        assert len(rows) == {"wordsim353.tsv": 353, "simlex999.txt": 999}[name]
+        expected[name] = sum(
+            a.lower() in vocabulary and b.lower() in vocabulary for a, b, _ in rows
+        )
+    assert scores.ws353_pairs == expected["wordsim353.tsv"] > 0
+    assert scores.simlex_pairs == expected["simlex999.txt"] > 0
+    with open(datapath("questions-words.txt"), encoding="utf-8") as lines:
+        questions = [line.lower().split() for line in lines if not line.startswith(":")]
+    assert len(questions) == 19_544
+    in_vocabulary = sum(all(w in vocabulary for w in q) for q in questions)
+    assert scores.analogy_questions == in_vocabulary > 0
+    assert 0 <= scores.analogy_accuracy <= 1
+
+
+def test_train_gensim_takes_the_same_settings():
+    config = Word2VecConfig(vector_size=12, window=3, negative=4, min_count=2, epochs=2, seed=3)
+    reference = train_gensim(WIKI_LIKE, config)
+    assert (reference.vector_size, reference.window, reference.negative) == (12, 3, 4)
+    assert (reference.min_count, reference.epochs, reference.sg, reference.hs) == (2, 2, 1, 0)
+    assert reference.workers == 1 and reference.sample == config.sample
+
+
+def test_compare_with_gensim_scores_both_on_the_same_vocabulary():
+    config = Word2VecConfig(vector_size=8, min_count=2, epochs=2)
+    ours = Word2Vec(WIKI_LIKE, config)
+    ours.train(show_progress=False)
+    comparison = compare_with_gensim(WIKI_LIKE, config, ours=ours)
+    assert comparison.ours is ours
+    assert set(comparison.reference.wv.index_to_key) == set(ours.index_to_key)
+    assert comparison.ours_scores.ws353_pairs == comparison.reference_scores.ws353_pairs
+    with pytest.raises(ValueError, match="same config"):
+        compare_with_gensim(WIKI_LIKE, Word2VecConfig(vector_size=8, min_count=1), ours=ours)
+    with pytest.raises(ValueError, match="vocabularies differ"):
+        compare_with_gensim(WIKI_LIKE[:2] * 2, config, ours=ours)
+
+
+def test_time_against_gensim_alternates_one_epoch_each():
+    speed = time_against_gensim(WIKI_LIKE, Word2VecConfig(vector_size=8, min_count=1), repeats=2)
+    assert len(speed.ours_seconds) == len(speed.gensim_seconds) == 2
+    assert min(speed.ours_seconds + speed.gensim_seconds) > 0
+    assert speed.words == sum(map(len, WIKI_LIKE))
+    expected = np.median(np.array(speed.ours_seconds) / np.array(speed.gensim_seconds))
+    assert speed.gensim_speedup == pytest.approx(expected)
+    with pytest.raises(ValueError, match="repeats must be an int >= 1"):
+        time_against_gensim(WIKI_LIKE, Word2VecConfig(), repeats=0)

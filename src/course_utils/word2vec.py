@@ -14,6 +14,11 @@ The training loop is vectorised: pairs are generated for a whole epoch at
 once, and each mini-batch's gradients are computed with array operations and
 summed into the tables by one sparse matrix product; no Python loop runs per
 word pair.
+
+The chapter's comparison with gensim lives here too, so that the chapter and
+its claim test run the same experiment: :func:`compare_with_gensim` trains
+gensim with the same settings and scores both with gensim's own evaluation,
+and :func:`time_against_gensim` times one epoch of each, alternating.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,14 +35,21 @@ import scipy.sparse
 from course_utils.progress import progress
 
 __all__ = [
+    "GensimComparison",
+    "SpeedComparison",
+    "VectorScores",
     "Word2Vec",
     "Word2VecConfig",
     "cbow_loss_and_grads",
+    "compare_with_gensim",
+    "gensim_scores",
     "keep_probability",
     "noise_distribution",
     "scatter_add",
     "sgns_coefficients",
     "sgns_loss_and_grads",
+    "time_against_gensim",
+    "train_gensim",
 ]
 
 
@@ -79,7 +91,10 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def sgns_coefficients(
-    v_c: np.ndarray, u_o: np.ndarray, u_neg: np.ndarray, neg_mask: np.ndarray | None = None
+    v_c: np.ndarray,
+    u_o: np.ndarray,
+    u_neg: np.ndarray,
+    neg_mask: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """The loss, ``∂L/∂v_c`` and the two score derivatives the other gradients are made of.
 
@@ -87,12 +102,15 @@ def sgns_coefficients(
     loop never needs the ``(B, K, D)`` gradient itself. Returns
     ``(loss, ∂L/∂v_c (B, D), g_pos (B,), g_neg (B, K))``.
     """
-    if v_c.ndim != 2 or u_o.shape != v_c.shape or u_neg.ndim != 3 or u_neg.shape[::2] != v_c.shape:
+    noise_agrees = u_neg.ndim == 3 and u_neg.shape[::2] == v_c.shape
+    if v_c.ndim != 2 or u_o.shape != v_c.shape or not noise_agrees:
         got = f"{v_c.shape}, {u_o.shape}, {u_neg.shape}"
         raise ValueError(f"expected v_c (B, D), u_o (B, D), u_neg (B, K, D); got {got}")
     pos_score = np.einsum("bd,bd->b", v_c, u_o)  # (B,)
     neg_score = np.einsum("bkd,bd->bk", u_neg, v_c)  # (B, K)
-    weight = np.ones_like(neg_score) if neg_mask is None else neg_mask.astype(neg_score.dtype)
+    # Noise draws that hit the true word count for nothing (mask 0), as in the C code.
+    mask = np.ones(neg_score.shape, dtype=bool) if neg_mask is None else neg_mask
+    weight = mask.astype(neg_score.dtype)  # (B, K)
     loss = -(_log_sigmoid(pos_score).sum() + (weight * _log_sigmoid(-neg_score)).sum())
     g_pos = _sigmoid(pos_score) - 1.0  # ∂L/∂pos_score  (B,)
     g_neg = weight * _sigmoid(neg_score)  # ∂L/∂neg_score  (B, K)
@@ -101,7 +119,10 @@ def sgns_coefficients(
 
 
 def sgns_loss_and_grads(
-    v_c: np.ndarray, u_o: np.ndarray, u_neg: np.ndarray, neg_mask: np.ndarray | None = None
+    v_c: np.ndarray,
+    u_o: np.ndarray,
+    u_neg: np.ndarray,
+    neg_mask: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """Skip-gram negative-sampling loss, summed over the batch, and its gradients.
 
@@ -426,9 +447,11 @@ class Word2Vec:
         if isinstance(topn, bool) or not isinstance(topn, int) or topn < 1:
             raise ValueError(f"topn must be an int >= 1, got {topn!r}")
         unit = self._unit_vectors()
-        query = sum(unit[self._index(w)] for w in positive) - sum(
-            (unit[self._index(w)] for w in negative), np.zeros(unit.shape[1], dtype=unit.dtype)
-        )
+        query = np.zeros(unit.shape[1], dtype=unit.dtype)  # (D,)
+        for word in positive:
+            query += unit[self._index(word)]
+        for word in negative:
+            query -= unit[self._index(word)]
         scores = unit @ (query / max(float(np.linalg.norm(query)), 1e-12))  # (V,)
         for word in [*positive, *negative]:
             scores[self.key_to_index[word]] = -np.inf
@@ -446,3 +469,142 @@ class Word2Vec:
         vectors = KeyedVectors(self.config.vector_size)
         vectors.add_vectors(self.index_to_key, self.W_in.copy())
         return vectors
+
+
+# -- beside gensim -------------------------------------------------------------
+
+
+@dataclass
+class VectorScores:
+    """One set of word vectors scored on the three evaluation sets that gensim ships."""
+
+    ws353_rho: float  # Spearman ρ with WordSim353's human relatedness scores
+    ws353_pairs: int  # pairs whose two words are both in the vocabulary
+    simlex_rho: float  # Spearman ρ with SimLex-999's human similarity scores
+    simlex_pairs: int
+    analogy_accuracy: float  # Google analogies answered right by 3CosAdd
+    analogy_questions: int  # questions whose four words are all in the vocabulary
+
+
+def _data_lines(path: str) -> int:
+    with open(path, encoding="utf-8") as lines:
+        return sum(1 for line in lines if line.strip() and not line.startswith(("#", ":")))
+
+
+def gensim_scores(vectors: Any) -> VectorScores:
+    """Score gensim ``KeyedVectors`` with gensim's own evaluation functions and data."""
+    from gensim.test.utils import datapath
+
+    pairs = {}
+    for name in ("wordsim353.tsv", "simlex999.txt"):
+        path = datapath(name)
+        _, spearman, oov_percent = vectors.evaluate_word_pairs(path)
+        pairs[name] = (
+            float(spearman.statistic),
+            round(_data_lines(path) * (1 - oov_percent / 100)),
+        )
+    analogies = datapath("questions-words.txt")
+    accuracy, sections = vectors.evaluate_word_analogies(analogies)
+    total = next(s for s in sections if s["section"] == "Total accuracy")
+    return VectorScores(
+        ws353_rho=pairs["wordsim353.tsv"][0],
+        ws353_pairs=pairs["wordsim353.tsv"][1],
+        simlex_rho=pairs["simlex999.txt"][0],
+        simlex_pairs=pairs["simlex999.txt"][1],
+        analogy_accuracy=float(accuracy),
+        analogy_questions=len(total["correct"]) + len(total["incorrect"]),
+    )
+
+
+def _gensim_settings(config: Word2VecConfig) -> dict[str, Any]:
+    """``config`` in gensim's names: one worker, negative sampling, no hierarchical softmax."""
+    names = ("vector_size", "window", "negative", "min_count", "sample", "ns_exponent", "alpha",
+             "min_alpha", "epochs", "seed")  # fmt: skip
+    return {name: getattr(config, name) for name in names} | {
+        "sg": int(config.sg),
+        "hs": 0,
+        "workers": 1,
+    }
+
+
+def train_gensim(sentences: Sequence[Sequence[str]], config: Word2VecConfig) -> Any:
+    """gensim's ``Word2Vec`` trained on ``sentences`` with the same settings as ``config``."""
+    from gensim.models import Word2Vec as GensimWord2Vec
+
+    return GensimWord2Vec([list(s) for s in sentences], **_gensim_settings(config))
+
+
+@dataclass
+class GensimComparison:
+    """Our model and gensim's, trained alike, with their scores."""
+
+    ours: Word2Vec
+    reference: Any  # gensim.models.Word2Vec
+    ours_scores: VectorScores
+    reference_scores: VectorScores
+
+
+def compare_with_gensim(
+    sentences: Sequence[Sequence[str]], config: Word2VecConfig, ours: Word2Vec | None = None
+) -> GensimComparison:
+    """Train gensim with ``config`` and score it and our model with gensim's evaluation.
+
+    ``ours`` is our model already trained on the same sentences with the same
+    config (4장 passes the one it trained); without it, one is trained here.
+    The two vocabularies must agree, so that both are scored on the same pairs.
+    """
+    if ours is None:
+        ours = Word2Vec(sentences, config)
+        ours.train(show_progress=False)
+    elif ours.config != config or ours.log.words == 0:
+        raise ValueError("ours must be a model trained with the same config")
+    reference = train_gensim(sentences, config)
+    if set(ours.index_to_key) != set(reference.wv.index_to_key):
+        raise ValueError("ours was built from other sentences: the vocabularies differ")
+    return GensimComparison(
+        ours, reference, gensim_scores(ours.to_keyed_vectors()), gensim_scores(reference.wv)
+    )
+
+
+@dataclass
+class SpeedComparison:
+    """Seconds of one training epoch, ours and gensim's, measured in alternation."""
+
+    ours_seconds: list[float]
+    gensim_seconds: list[float]
+    words: int  # corpus words in one epoch, before subsampling
+
+    @property
+    def gensim_speedup(self) -> float:
+        """Median over the repeats of our time divided by gensim's."""
+        ratios = np.array(self.ours_seconds) / np.array(self.gensim_seconds)
+        return float(np.median(ratios))
+
+
+def time_against_gensim(
+    sentences: Sequence[Sequence[str]], config: Word2VecConfig, repeats: int = 3
+) -> SpeedComparison:
+    """Time one epoch of each implementation, alternating, ``repeats`` times.
+
+    Both use ``config`` with one epoch and one worker; building the vocabulary
+    is not timed. Alternating the two keeps a change in the machine's load from
+    falling on one side only.
+    """
+    from gensim.models import Word2Vec as GensimWord2Vec
+
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    sentences = [list(s) for s in sentences]
+    one_epoch = replace(config, epochs=1)
+    ours_seconds, gensim_seconds = [], []
+    for _ in range(repeats):
+        ours = Word2Vec(sentences, one_epoch)
+        start = time.perf_counter()
+        ours.train(show_progress=False)
+        ours_seconds.append(time.perf_counter() - start)
+        theirs = GensimWord2Vec(**_gensim_settings(one_epoch))
+        theirs.build_vocab(sentences)
+        start = time.perf_counter()
+        theirs.train(sentences, total_examples=theirs.corpus_count, epochs=1)
+        gensim_seconds.append(time.perf_counter() - start)
+    return SpeedComparison(ours_seconds, gensim_seconds, sum(map(len, sentences)))

@@ -82,9 +82,8 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray | float:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim not in (1, 2) or b.ndim not in (1, 2) or a.shape[-1] != b.shape[-1]:
-        raise ValueError(
-            f"expected (D,) or (N, D) arrays with the same D, got {a.shape} and {b.shape}"
-        )
+        got = f"{a.shape} and {b.shape}"
+        raise ValueError(f"expected (D,) or (N, D) arrays with the same D, got {got}")
     a2 = np.atleast_2d(a)
     b2 = np.atleast_2d(b)
     norms_a = np.linalg.norm(a2, axis=1, keepdims=True)  # (N, 1)
