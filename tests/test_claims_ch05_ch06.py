@@ -1,19 +1,24 @@
 """The measured outcomes that chapters 5 and 6 state in words, re-measured.
 
-Each test runs the chapter's own configuration (or, where noted, a shorter
-run of it) so that a sentence fails loudly if it stops being true.
+Each test calls the function its chapter calls, with the chapter's settings
+(the CPU size, ``COURSE_RUN=small``, on the CPU), and checks the sentences the
+chapter checks with ``claim``, so a sentence fails here too if it stops being
+true. Nothing is shortened: the language model trains its full 24 epochs.
 """
 
-import numpy as np
+import math
+
 import pytest
-import torch
 
 from course_utils.datasets import korean_char_split
-from course_utils.ngram import NGramLM
-from course_utils.rnn import RNN, RNNLanguageModel, lm_loss, perplexity
-from course_utils.sequences import lm_windows
-from course_utils.train import fit
-from course_utils.vocab import Vocab
+from course_utils.ngram import NGramLM, compare_smoothing
+from course_utils.rnn import (
+    char_lm_config,
+    run_line_classifier,
+    run_spacing_tagger,
+    sample_at_temperatures,
+    train_char_lm,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -23,32 +28,62 @@ def chars():
     return korean_char_split()
 
 
+@pytest.fixture(scope="module")
+def char_lm(chars):
+    """6장's language model, trained once for the tests below as the chapter trains it."""
+    return train_char_lm(*chars, char_lm_config("small"), device="cpu", show_progress=False)
+
+
 def test_kneser_ney_beats_add_k_and_improves_up_to_four_grams(chars):
-    """5장: KN ≤ add-k (k chosen on a validation cut) at n = 1..4, and KN-4 is the best."""
-    train, held_out = chars
-    cut = int(len(train) * 0.9)
-    kn, add_k = [], []
-    for n in [1, 2, 3, 4]:
-        best_k = min([1.0, 0.1, 0.01, 0.001],
-                     key=lambda k: NGramLM(train[:cut], n, "add_k", k=k).perplexity(train[cut:]))  # fmt: skip
-        add_k.append(NGramLM(train, n, "add_k", k=best_k).perplexity(held_out))
-        kn.append(NGramLM(train, n).perplexity(held_out))
+    """5장: KN ≤ add-k at every n and KN falls with n; add-k is worse at 4 than at its best n."""
+    result = compare_smoothing(*chars)
+    kn, add_k = result.kneser_ney, result.add_k
     assert all(a >= b for a, b in zip(add_k, kn, strict=True))
-    assert kn == sorted(kn, reverse=True)
-    assert int(np.argmin(add_k)) < 3  # add-k gets worse again at n = 4
+    assert kn == sorted(kn, reverse=True) and result.orders[kn.index(min(kn))] == 4
+    assert add_k.index(min(add_k)) < 3 and add_k[3] > min(add_k)
+    gap = [a / b for a, b in zip(add_k, kn, strict=True)]
+    assert gap == sorted(gap)  # the longer the context, the larger KN's lead
+    assert kn[0] > 100 and kn[3] < 10
 
 
-def test_rnn_language_model_beats_the_bigram_but_not_the_four_gram(chars):
-    """6장's model and settings, 12 of its 24 epochs (the gap to KN-4 only grows shorter with more)."""
+def test_rnn_language_model_beats_the_bigram_but_not_the_four_gram(chars, char_lm):
+    """6장: far better than the 1- and 2-gram (more than 1.5 times lower), worse than KN-4."""
     train, held_out = chars
-    vocab = Vocab(sorted(set(train)), specials=["<unk>"])
-    train_ids, held_ids = torch.tensor(vocab.encode(train)), torch.tensor(vocab.encode(held_out))
-    torch.manual_seed(0)
-    model = RNNLanguageModel(len(vocab), RNN(64, 256, batch_first=True), dropout=0.2)
-    windows = torch.Generator().manual_seed(0)
-    fit(model, lambda: lm_windows(train_ids, 32, 64, windows), lm_loss,
-        torch.optim.Adam(model.parameters(), lr=3e-3), epochs=12, clip_norm=1.0,
-        device="cpu", show_progress=False)  # fmt: skip
-    rnn = perplexity(model, held_ids)
-    assert rnn < NGramLM(train, 2).perplexity(held_out)
-    assert rnn > NGramLM(train, 4).perplexity(held_out)
+    kn = {n: NGramLM(train, n).perplexity(held_out) for n in [1, 2, 4]}
+    assert char_lm.perplexity < kn[1]
+    assert kn[2] / char_lm.perplexity > 1.5
+    assert char_lm.perplexity > kn[4]
+
+
+def test_learning_curves_part_in_the_second_half(char_lm):
+    """6장: after half the epochs the training perplexity falls faster than the held-out one."""
+    train = [math.exp(loss) for loss in char_lm.history.train_loss]  # perplexities
+    val = [math.exp(loss) for loss in char_lm.history.val_loss]
+    half = char_lm.config.epochs // 2
+    assert val[-1] - train[-1] > val[half - 1] - train[half - 1] > 0
+    assert train[half - 1] / train[-1] > val[half - 1] / val[-1] > 1
+
+
+def test_low_temperatures_copy_and_repeat_high_ones_break_words(chars, char_lm):
+    """6장's table: distinct characters rise, known 3-grams and self-repeats fall with τ."""
+    samples = sample_at_temperatures(char_lm.model, char_lm.vocab, chars[0])
+    distinct = [s.distinct_chars for s in samples]
+    known = [s.known_trigrams for s in samples]
+    repeated = [s.repeated_4grams for s in samples]
+    assert distinct == sorted(set(distinct))
+    assert known == sorted(set(known), reverse=True)
+    assert repeated == sorted(repeated, reverse=True)
+    assert repeated[0] > 0.2 and repeated[-1] < 0.05
+    assert known[0] > 0.9 and known[-1] < 0.5
+
+
+def test_line_classifier_beats_the_majority_class():
+    """6장, many-to-one: the last hidden state tells constitution lines from bill lines."""
+    result = run_line_classifier(device="cpu", show_progress=False)
+    assert result.accuracy > result.majority
+
+
+def test_spacing_tagger_beats_never_spacing(chars):
+    """6장, many-to-many: more than 10 points above answering "no space" everywhere."""
+    result = run_spacing_tagger(*chars, device="cpu", show_progress=False)
+    assert result.accuracy > result.all_joined + 0.1

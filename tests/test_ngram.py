@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from nltk.lm import KneserNeyInterpolated, Lidstone
 from nltk.util import everygrams
 
-from course_utils.ngram import NGramLM
+from course_utils.ngram import NGramLM, choose_add_k, compare_smoothing
 
 TEXT = list("the cat sat on the mat. the dog sat on the log. a cat and a dog met on a mat.")
 
@@ -104,3 +104,32 @@ def test_bad_input_gets_clear_errors():
     with pytest.raises(ValueError, match="length"):
         model.sample(-1)
     assert "order=2" in repr(model)
+
+
+def test_choose_add_k_scores_every_k_on_the_last_part_of_the_training_text():
+    tokens = list("the cat sat on the mat. the dog sat on the log. " * 4)
+    k, scores = choose_add_k(tokens, 2, k_choices=(1.0, 0.1), validation_fraction=0.25)
+    cut = int(len(tokens) * 0.75)
+    for choice in (1.0, 0.1):
+        expected = NGramLM(tokens[:cut], 2, "add_k", k=choice).perplexity(tokens[cut:])
+        assert scores[choice] == pytest.approx(expected, rel=1e-12)
+    assert scores[k] == min(scores.values())
+    with pytest.raises(ValueError, match="validation_fraction"):
+        choose_add_k(tokens, 2, validation_fraction=1.0)
+    with pytest.raises(ValueError, match="k_choices is empty"):
+        choose_add_k(tokens, 2, k_choices=())
+    with pytest.raises(TypeError, match="list\\(text\\)"):
+        choose_add_k("the cat", 2)
+
+
+def test_compare_smoothing_fits_each_order_on_all_the_training_text():
+    train, held_out = TEXT[:60], TEXT[60:]
+    result = compare_smoothing(train, held_out, orders=(1, 3), k_choices=(0.5, 0.05))
+    assert result.orders == [1, 3] and len(result.best_k) == len(result.add_k) == 2
+    for order, k, add_k, kn in zip(
+        result.orders, result.best_k, result.add_k, result.kneser_ney, strict=True
+    ):
+        assert k == choose_add_k(train, order, (0.5, 0.05))[0]
+        assert add_k == NGramLM(train, order, "add_k", k=k).perplexity(held_out)
+        assert kn == NGramLM(train, order, discount=0.75).perplexity(held_out)
+    assert compare_smoothing(train, held_out, orders=(1, 3), k_choices=(0.5, 0.05)) == result

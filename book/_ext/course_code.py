@@ -69,6 +69,9 @@ def object_source(dotted: str, keep_docstring: bool = False) -> tuple[Path, str]
     )
     if is_docstring and not keep_docstring:
         drop = set(range(first.lineno - 1 - start, first.end_lineno - start))  # type: ignore[operator]
+        after = first.end_lineno - start  # type: ignore[operator]
+        if after < len(shown) and not shown[after].strip():
+            drop.add(after)  # the blank line that separated the docstring from the body
         shown = [line for i, line in enumerate(shown) if i not in drop]
     return path, textwrap.dedent("\n".join(shown))
 

@@ -13,6 +13,7 @@ import importlib
 import unicodedata
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 __all__ = [
     "MissingPackageError",
@@ -134,8 +135,13 @@ def load_google_analogies() -> dict[str, list[tuple[str, str, str, str]]]:
     return sections
 
 
-def split_lines(lines: list[str], held_out_fraction: float = 0.2) -> tuple[list[str], list[str]]:
+Line = TypeVar("Line")
+
+
+def split_lines(lines: list[Line], held_out_fraction: float = 0.2) -> tuple[list[Line], list[Line]]:
     """Deterministic split: every k-th line goes to the held-out part.
+
+    A line is usually a str; labelled lines such as ``(line, label)`` split the same way.
 
     Interleaving instead of cutting at the end keeps both parts from the same
     mix of topics (a bill's opening and its closing articles differ a lot).

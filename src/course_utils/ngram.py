@@ -13,6 +13,10 @@ of order n-1, estimated by counting. Two smoothings:
 
 The text is one stream of tokens (for characters, line breaks included); the
 first tokens of a stream use the shorter history they have.
+
+:func:`compare_smoothing` is the chapter's experiment: add-k (k chosen on a
+validation cut of the training text) against Kneser–Ney at n = 1 … 4, both
+scored on the same held-out text. The chapter and its claim test call it.
 """
 
 from __future__ import annotations
@@ -21,13 +25,15 @@ import math
 import random
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NGramLM"]
+__all__ = ["NGramLM", "SmoothingComparison", "choose_add_k", "compare_smoothing"]
 
 Token = Hashable
 Context = tuple[Token, ...]
+_SEQUENCE_HINT = "a sequence of tokens; for characters pass list(text)"
 
 
 class NGramLM:
@@ -93,7 +99,7 @@ class NGramLM:
     def prob(self, token: Token, context: Sequence[Token] = ()) -> float:
         """``P(token | context)``; only the last ``order - 1`` tokens of ``context`` matter."""
         if isinstance(context, str) and len(context) > 1:
-            raise TypeError("context must be a sequence of tokens; for characters pass list(text)")
+            raise TypeError(f"context must be {_SEQUENCE_HINT}")
         token = self._check_token(token)
         history = tuple(self._check_token(t) for t in context)
         history = history[-(self.order - 1) :] if self.order > 1 else ()
@@ -157,3 +163,71 @@ class NGramLM:
 
     def __repr__(self) -> str:
         return f"NGramLM(order={self.order}, smoothing={self.smoothing!r}, vocab={len(self.vocab)})"
+
+
+def choose_add_k(
+    tokens: Sequence[Token],
+    order: int,
+    k_choices: Sequence[float] = (1.0, 0.1, 0.01, 0.001),
+    validation_fraction: float = 0.1,
+) -> tuple[float, dict[float, float]]:
+    """The ``k`` of add-k with the lowest perplexity on the last part of ``tokens``.
+
+    The model is fitted on the first ``1 - validation_fraction`` of the tokens
+    and scored on the rest, so the held-out text is never used to choose ``k``.
+    Returns the chosen ``k`` and the validation perplexity of every choice.
+    """
+    if isinstance(tokens, str):
+        raise TypeError(f"tokens must be {_SEQUENCE_HINT}")
+    share = validation_fraction
+    if not 0 < share < 1:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {share!r}")
+    if len(k_choices) == 0:
+        raise ValueError("k_choices is empty: give at least one k > 0")
+    tokens = list(tokens)
+    cut = int(len(tokens) * (1 - validation_fraction))
+    fit_part, validation = tokens[:cut], tokens[cut:]  # the validation cut comes last
+    scores = {}  # k → validation perplexity
+    for k in k_choices:
+        scores[float(k)] = NGramLM(fit_part, order, "add_k", k=k).perplexity(validation)
+    return min(scores, key=scores.__getitem__), scores
+
+
+@dataclass
+class SmoothingComparison:
+    """Held-out perplexities of add-k and Kneser–Ney, one entry per order."""
+
+    orders: list[int]
+    best_k: list[float]  # add-k's k, chosen on the validation cut
+    add_k: list[float]  # held-out perplexity of add-k
+    kneser_ney: list[float]  # held-out perplexity of Kneser–Ney
+    validation_fraction: float
+    discount: float
+
+
+def compare_smoothing(
+    train_tokens: Sequence[Token],
+    held_out_tokens: Sequence[Token],
+    orders: Sequence[int] = (1, 2, 3, 4),
+    k_choices: Sequence[float] = (1.0, 0.1, 0.01, 0.001),
+    validation_fraction: float = 0.1,
+    discount: float = 0.75,
+) -> SmoothingComparison:
+    """Add-k against Kneser–Ney at each order, scored on ``held_out_tokens`` (5장).
+
+    For add-k, ``k`` is chosen per order by :func:`choose_add_k` on the last
+    ``validation_fraction`` of the training tokens; then both models are
+    fitted on all the training tokens. Counting is deterministic: the same
+    tokens give the same numbers.
+    """
+    best_k, add_k, kneser_ney = [], [], []
+    for order in orders:
+        k, _ = choose_add_k(train_tokens, order, k_choices, validation_fraction)
+        best_k.append(k)
+        smoothed = NGramLM(train_tokens, order, "add_k", k=k)
+        add_k.append(smoothed.perplexity(held_out_tokens))
+        kn = NGramLM(train_tokens, order, "kneser_ney", discount=discount)
+        kneser_ney.append(kn.perplexity(held_out_tokens))
+    return SmoothingComparison(
+        list(orders), best_k, add_k, kneser_ney, validation_fraction, discount
+    )
