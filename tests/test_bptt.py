@@ -5,10 +5,13 @@ import pytest
 import torch
 
 from course_utils.bptt import (
+    gradient_norm_sweep,
     init_params,
     rnn_backward,
     rnn_forward,
     rnn_loss_and_grads,
+    run_clipping,
+    run_echo_truncation,
     softmax_cross_entropy,
     truncated_bptt_epoch,
 )
@@ -86,24 +89,13 @@ def test_shape_errors_name_the_expected_shape():
         softmax_cross_entropy(np.zeros((6, 2, 4)), np.zeros((6,), dtype=int))
 
 
-def _echo_accuracy(k, delay=5, batches=30):
-    torch.manual_seed(0)
-    generator = torch.Generator().manual_seed(0)
-    model = RNNLanguageModel(8, RNN(16, 64, batch_first=True))
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for _ in range(batches):
-        x, y = echo_task(32, 128, delay, generator=generator)
-        truncated_bptt_epoch(model, x, y, k, optimizer, clip_norm=1.0)
-    x, y = echo_task(256, 128, delay, generator=torch.Generator().manual_seed(9))
-    with torch.no_grad():
-        logits, _ = model(x)
-    return float((logits.argmax(-1) == y)[:, delay:].float().mean())
-
-
 def test_truncation_shorter_than_the_delay_cannot_learn_the_echo():
     """The claim of 7장: gradients must reach back as far as the dependency."""
-    assert _echo_accuracy(k=4) < 0.4
-    assert _echo_accuracy(k=8) > 0.9
+    short, long = run_echo_truncation(4, device="cpu"), run_echo_truncation(8, device="cpu")
+    assert short.delay == 5 and short.chance == 1 / 8
+    assert short.accuracy < 0.4
+    assert long.accuracy > 0.9
+    assert (short.updates, long.updates) == (30 * 32, 30 * 16)  # one update per piece
 
 
 def test_truncated_bptt_rejects_bad_input():
@@ -117,20 +109,42 @@ def test_truncated_bptt_rejects_bad_input():
 
 
 def test_exploding_loss_raises_a_clear_error_and_clipping_prevents_it():
-    def run(clip_norm):
-        torch.manual_seed(0)
-        generator = torch.Generator().manual_seed(0)
-        model = RNNLanguageModel(8, RNN(16, 64, batch_first=True, nonlinearity="relu"))
-        with torch.no_grad():  # spectral radius 1.3: gradients grow 1.3× per step back
-            model.recurrent.weight_hh_l0.copy_(1.3 * torch.linalg.qr(torch.randn(64, 64))[0])
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-        return [truncated_bptt_epoch(model, *echo_task(32, 64, 3, generator=generator), 32,
-                                     optimizer, clip_norm=clip_norm) for _ in range(10)]  # fmt: skip
-
     with pytest.raises(NonFiniteLossError, match="clip the gradient norm"):
-        run(None)
-    losses = run(1.0)
-    assert losses[-1] < losses[0]
+        model = RNNLanguageModel(8, RNN(4, 8, batch_first=True))
+        with torch.no_grad():
+            model.output.bias.fill_(float("nan"))
+        x, y = echo_task(2, 6, 1, generator=torch.Generator().manual_seed(0))
+        truncated_bptt_epoch(model, x, y, 3, torch.optim.SGD(model.parameters(), lr=0.1))
+    unclipped = run_clipping(None, batches=10, device="cpu")
+    assert unclipped.error is not None and "clip the gradient norm" in unclipped.error
+    assert unclipped.diverged_at == len(unclipped.losses) + 1 <= 10
+    clipped = run_clipping(1.0, batches=10, device="cpu")
+    assert clipped.error is None and clipped.diverged_at is None
+    assert len(clipped.losses) == 10 and clipped.losses[-1] < clipped.losses[0]
+    assert len(clipped.grad_norms) == 10 * 2  # two pieces of 32 steps per batch of 64
+
+
+def test_truncated_bptt_records_the_gradient_norm_before_clipping():
+    torch.manual_seed(0)
+    model = RNNLanguageModel(8, RNN(4, 8, batch_first=True))
+    x, y = echo_task(2, 6, 1, generator=torch.Generator().manual_seed(0))
+    norms: list[float] = []
+    truncated_bptt_epoch(model, x, y, 3, torch.optim.SGD(model.parameters(), lr=0.0),
+                         clip_norm=1e-3, grad_norms=norms)  # fmt: skip
+    assert len(norms) == 2 and all(n > 1e-3 for n in norms)  # measured before clipping to 1e-3
+
+
+def test_gradient_norm_sweep_measures_the_spectral_radius_it_sets():
+    sweep = gradient_norm_sweep(rhos=(0.5, 1.2), length=12, hidden_size=6)
+    assert set(sweep.norms) == {(a, r) for a in ("tanh", "relu") for r in (0.5, 1.2)}
+    for key, norms in sweep.norms.items():
+        assert norms.shape == (12,)
+        assert sweep.spectral_radius[key] == pytest.approx(key[1])
+        assert 0 < sweep.mean_derivative[key] <= 1
+    assert sweep.per_step("tanh", 0.5) == pytest.approx(sweep.ratio("tanh", 0.5) ** (1 / 11))
+    assert sweep.ratio("tanh", 0.5) < 0.5**11  # |tanh'| ≤ 1: at most ρ per step
+    with pytest.raises(ValueError, match="activation must be one of"):
+        gradient_norm_sweep(activations=("sigmoid",))
 
 
 @pytest.mark.parametrize(

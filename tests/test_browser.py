@@ -14,6 +14,7 @@ import threading
 from urllib.parse import urlparse
 
 import pytest
+from conftest import ROOT
 
 pytestmark = [pytest.mark.book, pytest.mark.slow]
 
@@ -123,3 +124,36 @@ def test_korean_search_returns_results_in_the_browser(browser, site_url, built_s
     page.screenshot(path=str(built_site.parent / "screenshots" / "search.png"))
     page.close()
     assert problems.errors == []
+
+
+CHAPTER_PAGES = sorted(f"book/{p.stem}.html" for p in (ROOT / "book").glob("ch*.md"))
+
+
+@pytest.mark.parametrize("path", CHAPTER_PAGES)
+def test_no_equation_or_code_block_overflows_the_column_at_1280_px(browser, site_url, path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{site_url}/{path}", wait_until="networkidle")
+    page.wait_for_function(
+        "() => !document.querySelector('.math') || document.querySelectorAll('mjx-container').length > 0",
+        timeout=30000,
+    )
+    overflowing = page.evaluate(
+        """() => {
+        const found = [];
+        const article = document.querySelector('article') || document.body;
+        for (const pre of article.querySelectorAll('pre')) {
+            if (pre.scrollWidth > pre.clientWidth + 1) {
+                found.push('code: ' + pre.innerText.split('\\n').find(l => l.length > 80)?.slice(0, 90));
+            }
+        }
+        for (const math of article.querySelectorAll('mjx-container[display="true"]')) {
+            const inner = math.querySelector('mjx-math');
+            if (inner && inner.getBoundingClientRect().width > math.getBoundingClientRect().width + 1) {
+                found.push('equation: ' + (math.getAttribute('aria-label') || math.textContent).slice(0, 90));
+            }
+        }
+        return found;
+    }"""
+    )
+    page.close()
+    assert overflowing == [], f"{path}: wider than the column at 1280 px"

@@ -1,46 +1,111 @@
 """The measured outcomes that chapters 7 and 8 state in words, re-measured.
 
-Each test runs the chapter's own configuration so that a sentence such as
+Each test calls the chapter's own experiment function (``course_utils.bptt``,
+``course_utils.lstm``) with the chapter's settings, so that a sentence such as
 "gated cells solve T = 100 where the RNN does not" fails loudly if it stops
-being true.
+being true. The chapters check the same statements with ``claim`` when the
+book is built.
 """
 
 import numpy as np
 import pytest
+import torch
 
-from course_utils.bptt import init_params, rnn_backward, rnn_forward
-from course_utils.lstm import run_adding_problem
+from course_utils.bptt import gradient_norm_sweep, run_clipping, run_echo_truncation
+from course_utils.device import run_size
+from course_utils.lstm import (
+    ADDING_LENGTHS,
+    input_sensitivity,
+    run_adding_problem,
+    time_recurrent_layers,
+)
+from course_utils.sequences import adding_problem
 
 pytestmark = pytest.mark.slow
 
+CELLS = ("rnn", "lstm", "gru")
+SOLVED = 0.05  # 8장: a test MSE below this solves the adding problem
+
 
 def test_gradient_norms_vanish_below_and_explode_above_spectral_radius_one():
-    """7장's measurement: W_hh = ρQ, loss at the last of 60 steps."""
-    rng = np.random.default_rng(0)
-    orthogonal, _ = np.linalg.qr(rng.normal(size=(64, 64)))
-    xs = rng.normal(size=(60, 8, 4))
-    ratio = {}
-    for activation in ["tanh", "relu"]:
-        for rho in [0.8, 1.0, 1.5, 2.0]:
-            params = init_params(4, 64, 3, seed=0, scale=0.3)
-            params["W_hh"] = rho * orthogonal
-            logits, cache = rnn_forward(params, xs, np.zeros((8, 64)), activation)
-            dlogits = np.zeros_like(logits)
-            dlogits[-1] = rng.normal(size=logits.shape[1:])
-            _, norms = rnn_backward(params, cache, dlogits)
-            ratio[(activation, rho)] = norms[0] / norms[-1]
-    assert ratio[("tanh", 0.8)] < 1e-6 and ratio[("relu", 0.8)] < 1e-6
-    assert ratio[("tanh", 1.0)] < 1e-3 and ratio[("relu", 1.0)] < 1e-3
-    assert ratio[("relu", 2.0)] > 1e6
-    assert ratio[("tanh", 2.0)] < ratio[("relu", 2.0)] / 1e3
+    """7장: W_hh = ρQ, a loss at the last of the sequence's steps."""
+    sweep = gradient_norm_sweep()
+    ratio, step, phi = sweep.ratio, sweep.per_step, sweep.mean_derivative
+    assert ratio("tanh", 0.8) < 1e-6 and ratio("relu", 0.8) < 1e-6
+    assert ratio("tanh", 1.0) < 1e-3 and ratio("relu", 1.0) < 1e-3  # φ' shrinks it even at ρ = 1
+    assert step("tanh", 1.5) < 1 < step("relu", 1.5) < 1.2
+    for rho in (0.8, 1.0, 1.5, 2.0):  # ReLU: about ρ·√p per step, p the share of units on
+        assert step("relu", rho) == pytest.approx(rho * phi[("relu", rho)] ** 0.5, rel=0.1)
+    assert 0.4 < phi[("relu", 1.0)] < 0.6
+    assert ratio("relu", 2.0) > 1e6
+    assert 1 < ratio("tanh", 2.0) < ratio("relu", 2.0) / 1e3  # tanh saturates
+    tanh_phi = [phi[("tanh", rho)] for rho in (0.8, 1.0, 1.5, 2.0)]
+    assert tanh_phi == sorted(tanh_phi, reverse=True)
 
 
-def test_gated_cells_solve_the_long_adding_problem_where_the_rnn_does_not():
-    """8장: at T = 100 the RNN stays near the 1/6 of always answering 1; LSTM and GRU go below 0.05."""
-    results = {cell: run_adding_problem(cell, 100) for cell in ["rnn", "lstm", "gru"]}
-    assert results["rnn"].test_mse > 0.1
-    assert results["lstm"].test_mse < 0.05
-    assert results["gru"].test_mse < 0.05
-    assert (
-        run_adding_problem("rnn", 10).test_mse < 0.05
-    )  # short dependencies are within the RNN's reach
+def test_truncation_shorter_than_the_delay_does_not_learn_the_echo():
+    """7장: k ≤ d stays a little above chance, k > d solves it."""
+    echo = {k: run_echo_truncation(k) for k in [2, 4, 8, 16]}
+    for k, result in echo.items():
+        if k <= result.delay:
+            assert result.chance < result.accuracy < 0.4, k
+        else:
+            assert result.accuracy > 0.9, k
+
+
+def test_clipping_keeps_alive_the_run_that_diverges_without_it():
+    """7장: the same ReLU RNN with and without clipping at θ = 1."""
+    unclipped, clipped = run_clipping(None), run_clipping(1.0)
+    assert unclipped.error is not None and clipped.error is None
+    norms = unclipped.grad_norms
+    jump = next(i for i, n in enumerate(norms) if n > clipped.clip_norm)
+    assert len(norms) == jump + 2  # the update after the jump ends in NaN
+    assert norms[jump] > 100 * clipped.clip_norm and norms[jump + 1] > 1e6
+    same = len(unclipped.losses)
+    assert np.allclose(unclipped.losses, clipped.losses[:same])
+    peak = int(np.argmax(clipped.losses))
+    assert peak + 1 == same
+    assert max(clipped.losses[peak + 1 :]) < clipped.losses[peak]
+    assert clipped.losses[-1] < 0.6 * clipped.losses[0]
+
+
+@pytest.fixture(scope="module")
+def adding_runs():
+    """8장's runs: every cell at every length of this run size, with the chapter's settings."""
+    lengths = ADDING_LENGTHS[run_size()]
+    return {(cell, n): run_adding_problem(cell, n) for n in lengths for cell in CELLS}
+
+
+def test_gated_cells_solve_the_long_adding_problem_where_the_rnn_does_not(adding_runs):
+    """8장: the RNN solves only the shortest length; LSTM and GRU solve every length."""
+    lengths = ADDING_LENGTHS[run_size()]
+    mse = {key: run.test_mse for key, run in adding_runs.items()}
+    assert [n for n in lengths if mse[("rnn", n)] < SOLVED] == [min(lengths)]
+    assert all(mse[("rnn", n)] > 0.1 for n in lengths if n > min(lengths))  # near 1/6
+    assert all(mse[(cell, n)] < SOLVED for cell in ("lstm", "gru") for n in lengths)
+    for cell in ("lstm", "gru"):  # stuck near the mean first, then solved
+        curve = adding_runs[(cell, max(lengths))].curve
+        assert curve[0] > 0.1 and curve[-1] < SOLVED
+
+
+def test_only_the_gated_cells_react_to_the_first_half_of_the_sequence(adding_runs):
+    """8장: ‖∂ŷ/∂x_t‖ of the trained models at the longest length."""
+    longest = max(ADDING_LENGTHS[run_size()])
+    test_x, _ = adding_problem(256, longest, torch.Generator().manual_seed(1))
+    reach = {}
+    for cell in CELLS:
+        sensitivity = input_sensitivity(adding_runs[(cell, longest)].model, test_x)
+        reach[cell] = float(sensitivity[: longest // 2].mean() / sensitivity.max())
+        if cell == "rnn":
+            strong = (sensitivity >= 0.01 * sensitivity.max()).nonzero().flatten()
+            assert longest - int(strong.min()) < longest // 2
+    assert reach["rnn"] < 1e-6
+    assert reach["lstm"] > 1e-2 and reach["gru"] > 1e-2
+
+
+def test_hand_written_backward_is_faster_than_autograd_and_slower_than_torch():
+    """8장's timing, with the chapter's loose bounds (median of per-round ratios)."""
+    timing = time_recurrent_layers()
+    assert timing.ratio("AutogradLSTM", "LSTM") > 1.3
+    assert timing.ratio("LSTM", "torch.nn.LSTM") > 1
+    assert timing.ratio("GRU", "LSTM") > 1.2  # our GRU has no hand-written backward

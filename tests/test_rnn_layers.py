@@ -222,3 +222,128 @@ def test_lstm_through_the_readable_cell_equals_the_fused_sequence():
     (out_slow.sum() + c_slow.sum()).backward()
     for p, q in zip(fast.parameters(), slow.parameters(), strict=True):
         torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=1e-5)
+
+
+def test_adding_problem_result_records_the_settings_it_ran_with():
+    from course_utils.lstm import run_adding_problem
+
+    result = run_adding_problem("rnn", 6, steps=20, hidden_size=8, lr=0.05, clip_norm=0.5,
+                                test_size=50, device="cpu")  # fmt: skip
+    assert (result.steps, result.hidden_size, result.batch_size) == (20, 8, 64)
+    assert (result.lr, result.clip_norm, result.test_size) == (0.05, 0.5, 50)
+    assert result.curve_steps == [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
+
+
+def test_timing_ratio_is_the_median_of_per_round_ratios():
+    from course_utils.lstm import Timing
+
+    timing = Timing({"a": [1.0, 4.0, 3.0], "b": [2.0, 2.0, 1.0]}, (1, 2, 3))
+    assert timing.median("a") == 3.0
+    assert timing.ratio("a", "b") == 2.0  # rounds: 0.5, 2, 3
+
+
+def test_timed_layers_share_weights_and_are_timed_every_round():
+    from course_utils.lstm import AutogradLSTM, time_forward_backward, time_recurrent_layers
+
+    timing = time_recurrent_layers(batch_size=2, length=3, hidden_size=4, rounds=2)
+    assert set(timing.seconds) == {"torch.nn.LSTM", "LSTM", "AutogradLSTM", "torch.nn.GRU", "GRU"}
+    assert all(len(times) == 2 and min(times) > 0 for times in timing.seconds.values())
+    assert timing.input_shape == (2, 3, 2)
+    torch.manual_seed(6)
+    fast, slow = LSTM(2, 4, batch_first=True), AutogradLSTM(2, 4, batch_first=True)
+    slow.load_state_dict(fast.state_dict())
+    x = torch.randn(2, 3, 2)
+    torch.testing.assert_close(fast(x)[0], slow(x)[0], rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="rounds must be"):
+        time_forward_backward({"lstm": fast}, x, rounds=0)
+
+
+def test_char_vocab_and_the_sized_configurations():
+    from course_utils.rnn import char_lm_config, char_vocab
+
+    vocab = char_vocab(list("abca"))
+    assert vocab.tokens == ["<unk>", "a", "b", "c"] and vocab.encode(["z"]) == [0]
+    assert char_lm_config("small").epochs == 24 and char_lm_config("large").epochs == 40
+    with pytest.raises(TypeError, match=r"list\(text\)"):
+        char_vocab("abc")
+    with pytest.raises(ValueError, match="size must be one of"):
+        char_lm_config("medium")
+
+
+def test_train_char_lm_is_seeded_and_scores_the_whole_held_out_text():
+    from course_utils.rnn import CharLMConfig, train_char_lm
+
+    text = list("가나다라 마바사아\n자차카 타파하\n" * 20)
+    config = CharLMConfig(epochs=2, embedding_size=4, hidden_size=8, batch_size=4, num_steps=8)
+    first = train_char_lm(text, text[:200], config, device="cpu", show_progress=False)
+    second = train_char_lm(text, text[:200], config, device="cpu", show_progress=False)
+    assert first.history.train_loss == second.history.train_loss
+    assert first.perplexity == second.perplexity
+    assert len(first.history.val_loss) == 2
+    ids = torch.tensor(first.vocab.encode(text[:200]))
+    assert first.perplexity == pytest.approx(perplexity(first.model, ids), rel=1e-6)
+    assert first.parameters == sum(p.numel() for p in first.model.parameters())
+
+
+def test_lines_are_padded_on_the_left_and_spaces_become_labels():
+    from course_utils.rnn import char_vocab, encode_lines, spacing_stream
+    from course_utils.vocab import Vocab
+
+    vocab = Vocab(list("abc"), specials=["<pad>", "<unk>"])
+    x, y = encode_lines([("ab", 1), ("cabca", 0)], vocab, max_chars=4)
+    assert x.tolist() == [[0, 0, 2, 3], [4, 2, 3, 4]] and y.tolist() == [1, 0]
+    chars = char_vocab(list("ab c"))
+    ids, labels = spacing_stream(list(" ab c "), chars)
+    assert chars.decode(ids.tolist()) == ["a", "b", "c"]
+    assert labels.tolist() == [0, 1, 1]  # a space after "b" and after "c"; the leading one is lost
+
+
+def test_restore_spacing_puts_spaces_where_the_model_says():
+    from course_utils.rnn import char_vocab, restore_spacing, spacing_stream
+
+    vocab = char_vocab(list("ab cd"))
+    text = list("ab cd e")  # "e" is unknown to the vocabulary and is shown as written
+    _, truth = spacing_stream(text, vocab)
+
+    class Oracle(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.unused = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, x):  # (1, N) → (1, N, 2), class 1 where the truth has a space
+            return torch.nn.functional.one_hot(truth, 2).float().unsqueeze(0)
+
+    assert restore_spacing(Oracle(), vocab, text) == "ab cd e"
+
+
+def test_the_two_small_tasks_report_their_baselines_and_are_seeded():
+    from course_utils.rnn import run_spacing_tagger, source_lines
+
+    text = list("국민의 권리 국회의 의결 법률로 정한다\n" * 20)
+    first = run_spacing_tagger(text, text[:40], epochs=1, num_steps=8, device="cpu",
+                               show_progress=False)  # fmt: skip
+    second = run_spacing_tagger(text, text[:40], epochs=1, num_steps=8, device="cpu",
+                                show_progress=False)  # fmt: skip
+    assert first.accuracy == second.accuracy
+    assert first.characters == sum(c != " " for c in text[:40])
+    assert first.all_joined == pytest.approx(1 - text[:40].count(" ") / first.characters)
+    labels = [label for _, label in source_lines()]
+    assert set(labels) == {0, 1} and 0 < sum(labels) < len(labels)
+
+
+def test_temperature_samples_measure_copying_and_repeating():
+    from course_utils.rnn import char_vocab, sample_at_temperatures
+
+    train = list("abcabcabd")
+    vocab = char_vocab(train)
+    torch.manual_seed(0)
+    model = RNNLanguageModel(len(vocab), RNN(4, 8, batch_first=True))
+    results = sample_at_temperatures(model, vocab, train, "ab", (0.05, 5.0), 30, seeds=(0, 1))
+    assert [r.temperature for r in results] == [0.05, 5.0]
+    for r in results:
+        assert len(r.texts) == 2 and all(len(t.replace("<unk>", "?")) == 30 for t in r.texts)
+        assert 0 <= r.known_trigrams <= 1 and 0 <= r.repeated_4grams <= 1
+    assert results == sample_at_temperatures(model, vocab, train, "ab", (0.05, 5.0), 30, (0, 1))
+    assert results[0].distinct_chars <= results[1].distinct_chars
+    with pytest.raises(ValueError, match="length must be >= 4"):
+        sample_at_temperatures(model, vocab, train, "ab", (1.0,), 3)

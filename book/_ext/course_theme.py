@@ -5,6 +5,8 @@
 - Each script once: Jupyter Book registers sphinx-thebe's inline ``const``
   configuration again on incremental rebuilds, and a second ``const`` is a
   JavaScript error.
+- Code blocks wrap at the column's edge (``book/_static/course.css``) instead of
+  scrolling sideways.
 - Colab opens only ``.ipynb`` files, so chapter pages (MyST Markdown) keep the
   Binder button (which opens them through jupytext) and lose the Colab one;
   the exercise notebooks keep both.
@@ -56,6 +58,7 @@ def _drop_colab_for_markdown(
 
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _theme_options)
+    app.add_css_file("course.css")  # book/_static/course.css: code wraps at the column
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     # After sphinx-book-theme has added its launch buttons (default priority 500).
     app.connect("html-page-context", _drop_colab_for_markdown, priority=900)

@@ -3,10 +3,15 @@
 The layers reuse :class:`course_utils.rnn.RecurrentLayer` (multi-layer,
 bidirectional, weights named as in torch); only the cell differs. Gates are
 stacked in torch's order: LSTM ``i, f, g, o`` and GRU ``r, z, n``.
+
+The chapter's experiments (:func:`run_adding_problem`, :func:`input_sensitivity`,
+:func:`time_recurrent_layers`) live here, so that the book and
+``tests/test_claims_ch07_ch08.py`` run the same code with the same settings.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -22,20 +27,29 @@ from course_utils.sequences import adding_problem
 from course_utils.train import clip_grad_norm
 
 __all__ = [
+    "ADDING_LENGTHS",
     "GRU",
     "LSTM",
     "AddingResult",
+    "AutogradLSTM",
     "LSTMSequence",
     "SequenceRegressor",
+    "Timing",
     "gru_cell",
+    "input_sensitivity",
     "lstm_cell",
     "recurrent_parameter_count",
     "run_adding_problem",
+    "time_forward_backward",
+    "time_recurrent_layers",
 ]
 
 
 def lstm_cell(
-    x_proj: torch.Tensor, state: State, weight_hh: torch.Tensor, bias_hh: torch.Tensor | None
+    x_proj: torch.Tensor,
+    state: State,
+    weight_hh: torch.Tensor,
+    bias_hh: torch.Tensor | None,
 ) -> State:
     """One LSTM step. ``x_proj = X_t W_x + b_x`` (B, 4H) for the four gates at once."""
     h, c = state  # each (B, H)
@@ -53,7 +67,10 @@ def lstm_cell(
 
 
 def gru_cell(
-    x_proj: torch.Tensor, state: State, weight_hh: torch.Tensor, bias_hh: torch.Tensor | None
+    x_proj: torch.Tensor,
+    state: State,
+    weight_hh: torch.Tensor,
+    bias_hh: torch.Tensor | None,
 ) -> State:
     """One GRU step. ``x_proj = X_t W_x + b_x`` (B, 3H) for r, z and n at once."""
     (h,) = state  # (B, H)
@@ -122,7 +139,13 @@ class LSTMSequence(torch.autograd.Function):
         tanh_c = torch.tanh(cs[1:])  # (T, B, H)
         # ∂c_t/∂(i, f, g pre-activations) and ∂h_t/∂(o pre-activation), all steps at once.
         local = torch.stack(
-            (g * i * (1 - i), cs[:-1] * f * (1 - f), i * (1 - g * g), tanh_c * o * (1 - o)), 2
+            (
+                g * i * (1 - i),  # ∂c/∂i
+                cs[:-1] * f * (1 - f),  # ∂c/∂f
+                i * (1 - g * g),  # ∂c/∂g
+                tanh_c * o * (1 - o),  # ∂h/∂o
+            ),
+            dim=2,
         )  # (T, B, 4, H)
         dh_dc = o * (1 - tanh_c * tanh_c)  # ∂h_t/∂c_t through tanh, (T, B, H)
         grad_gates = torch.empty_like(local)  # (T, B, 4, H)
@@ -138,7 +161,8 @@ class LSTMSequence(torch.autograd.Function):
             dc = dc * f[t]  # to c_{t-1}
         grad_gates = grad_gates.view(steps, -1, 4 * hidden)  # (T, B, 4H)
         flat = grad_gates.reshape(-1, 4 * hidden)  # (T·B, 4H)
-        grad_weight_hh = (hs[:-1].reshape(-1, hidden).T @ flat).T  # (4H, H); this order is faster
+        # (4H, H); (hsᵀ · flat)ᵀ is faster here than flatᵀ · hs
+        grad_weight_hh = (hs[:-1].reshape(-1, hidden).T @ flat).T
         grad_bias_hh = flat.sum(0) if ctx.has_bias else None
         return grad_gates, dh, dc, grad_weight_hh, grad_bias_hh
 
@@ -170,6 +194,16 @@ class LSTM(RecurrentLayer):
             x_proj = x_proj.flip(0)
         hs, h, c = LSTMSequence.apply(x_proj, state[0], state[1], weight_hh, bias_hh)
         return (hs.flip(0) if reverse else hs), (h, c)
+
+
+class AutogradLSTM(LSTM):
+    """The same LSTM, with :func:`lstm_cell` called step by step and recorded by autograd.
+
+    Equal to :class:`LSTM` in every number; only slower. It shows what the
+    hand-written backward pass of :class:`LSTMSequence` buys.
+    """
+
+    _scan = RecurrentLayer._scan
 
 
 class GRU(RecurrentLayer):
@@ -238,6 +272,10 @@ class SequenceRegressor(nn.Module):
         return self.head(hs[:, -1]).squeeze(-1)  # (B,)
 
 
+# The adding problem's sequence lengths for each run size (course_utils.device.run_size).
+ADDING_LENGTHS = {"small": (10, 50, 100), "large": (10, 50, 100, 200)}
+
+
 @dataclass
 class AddingResult:
     """One run of the adding problem: test MSE (1/6 ≈ 0.167 means nothing was learned)."""
@@ -249,6 +287,18 @@ class AddingResult:
     parameters: int
     curve: list[float]  # test MSE every ``steps // 10`` updates
     model: SequenceRegressor
+    # The training settings, so that the text can quote them from the run itself.
+    steps: int
+    hidden_size: int
+    batch_size: int
+    lr: float
+    clip_norm: float
+    test_size: int
+
+    @property
+    def curve_steps(self) -> list[int]:
+        """The update counts at which :attr:`curve` was measured."""
+        return [self.steps // 10 * (k + 1) for k in range(len(self.curve))]
 
 
 def run_adding_problem(
@@ -258,15 +308,17 @@ def run_adding_problem(
     hidden_size: int = 32,
     batch_size: int = 64,
     lr: float = 1e-2,
+    clip_norm: float = 1.0,
+    test_size: int = 1000,
     seed: int = 0,
     builtin: bool = True,
     device: str | torch.device | None = None,
 ) -> AddingResult:
-    """Train a many-to-one model on fresh adding-problem batches; score 1,000 test sequences.
+    """Train a many-to-one model on fresh adding-problem batches; score ``test_size`` sequences.
 
-    Adam with gradient clipping at norm 1; the same seed gives the same data
-    to every cell, so the cells differ only in the recurrence. The data is
-    drawn on the CPU (the same numbers on every machine) and moved to
+    Adam with gradient clipping at norm ``clip_norm``; the same seed gives the
+    same data to every cell, so the cells differ only in the recurrence. The
+    data is drawn on the CPU (the same numbers on every machine) and moved to
     ``device`` (default: :func:`course_utils.device.get_device`). The returned
     model is back on the CPU.
     """
@@ -277,7 +329,8 @@ def run_adding_problem(
     model = SequenceRegressor(cell, 2, hidden_size, builtin=builtin).to(target)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     data = torch.Generator().manual_seed(seed + 1)
-    test_x, test_y = adding_problem(1000, length, torch.Generator().manual_seed(10_000 + length))
+    test_data = torch.Generator().manual_seed(10_000 + length)
+    test_x, test_y = adding_problem(test_size, length, test_data)  # (N, T, 2), (N,)
     test_x, test_y = test_x.to(target), test_y.to(target)
     curve = []
     start = time.perf_counter()
@@ -287,11 +340,118 @@ def run_adding_problem(
         loss = torch.nn.functional.mse_loss(model(x), y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        clip_grad_norm(model.parameters(), 1.0)
+        clip_grad_norm(model.parameters(), clip_norm)
         optimizer.step()
         if step % (steps // 10) == 0:
             with torch.no_grad():
                 curve.append(float(torch.nn.functional.mse_loss(model(test_x), test_y)))
     seconds = time.perf_counter() - start
     parameters = sum(p.numel() for p in model.parameters())
-    return AddingResult(cell, length, curve[-1], seconds, parameters, curve, model.cpu())
+    return AddingResult(
+        cell,
+        length,
+        curve[-1],
+        seconds,
+        parameters,
+        curve,
+        model.cpu(),
+        steps=steps,
+        hidden_size=hidden_size,
+        batch_size=batch_size,
+        lr=lr,
+        clip_norm=clip_norm,
+        test_size=test_size,
+    )
+
+
+def input_sensitivity(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """How strongly the prediction reacts to each step's input: ``mean_b ‖∂ŷ_b/∂x_{b,t}‖``, (T,).
+
+    ``model`` maps ``x`` (B, T, I) to one prediction per sequence (B,), as
+    :class:`SequenceRegressor` does.
+    """
+    if x.dim() != 3:
+        expected = "(batch, seq_len, input_size)"
+        raise ValueError(f"expected x of shape {expected}, got {tuple(x.shape)}")
+    inputs = x.detach().clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(model(inputs).sum(), inputs)  # (B, T, I)
+    return grad.norm(dim=-1).mean(dim=0)  # (T,)
+
+
+@dataclass
+class Timing:
+    """Seconds of one forward and backward pass per layer, measured in interleaved rounds."""
+
+    seconds: dict[str, list[float]]  # layer name -> one time per round
+    input_shape: tuple[int, ...]  # (B, T, I)
+
+    def median(self, name: str) -> float:
+        """The median time of ``name`` over the rounds."""
+        return statistics.median(self.seconds[name])
+
+    def ratio(self, name: str, baseline: str) -> float:
+        """The median over rounds of ``name``'s time divided by ``baseline``'s in the same round."""
+        pairs = zip(self.seconds[name], self.seconds[baseline], strict=True)
+        return statistics.median(a / b for a, b in pairs)
+
+
+def time_forward_backward(
+    layers: dict[str, nn.Module],
+    x: torch.Tensor,
+    rounds: int = 9,
+) -> Timing:
+    """Time a forward and backward pass of each layer on ``x`` (B, T, I), ``rounds`` times.
+
+    Each round times every layer once, one after the other, so that a change of
+    the machine's load hits all layers alike; one warm-up pass each comes first.
+    The loss is the sum of the outputs.
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
+
+    def once(layer: nn.Module) -> float:
+        layer.zero_grad(set_to_none=True)
+        start = time.perf_counter()
+        out, _ = layer(x)  # (B, T, H)
+        out.sum().backward()
+        return time.perf_counter() - start
+
+    for layer in layers.values():
+        once(layer)
+    seconds: dict[str, list[float]] = {name: [] for name in layers}
+    for _ in range(rounds):
+        for name, layer in layers.items():
+            seconds[name].append(once(layer))
+    return Timing(seconds, tuple(x.shape))
+
+
+def time_recurrent_layers(
+    batch_size: int = 64,
+    length: int = 100,
+    input_size: int = 2,
+    hidden_size: int = 32,
+    rounds: int = 9,
+    seed: int = 0,
+) -> Timing:
+    """Time torch's and our LSTM and GRU on one CPU input, interleaved (8장).
+
+    The layers are named ``"torch.nn.LSTM"``, ``"LSTM"`` (hand-written
+    backward), ``"AutogradLSTM"``, ``"torch.nn.GRU"`` and ``"GRU"`` (autograd);
+    ours hold the weights copied from torch's, so all LSTMs compute the same
+    numbers. The input (batch_size, length, input_size) is the adding problem's.
+    """
+    seed_everything(seed)
+    torch_lstm = nn.LSTM(input_size, hidden_size, batch_first=True)
+    torch_gru = nn.GRU(input_size, hidden_size, batch_first=True)
+    layers: dict[str, nn.Module] = {
+        "torch.nn.LSTM": torch_lstm,
+        "LSTM": LSTM(input_size, hidden_size, batch_first=True),
+        "AutogradLSTM": AutogradLSTM(input_size, hidden_size, batch_first=True),
+        "torch.nn.GRU": torch_gru,
+        "GRU": GRU(input_size, hidden_size, batch_first=True),
+    }
+    layers["LSTM"].load_state_dict(torch_lstm.state_dict())
+    layers["AutogradLSTM"].load_state_dict(torch_lstm.state_dict())
+    layers["GRU"].load_state_dict(torch_gru.state_dict())
+    x = torch.randn(batch_size, length, input_size)  # (B, T, I)
+    return time_forward_backward(layers, x, rounds)
