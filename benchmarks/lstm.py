@@ -25,8 +25,7 @@ from pathlib import Path
 
 import torch
 
-from course_utils.lstm import LSTM
-from course_utils.rnn import RecurrentLayer
+from course_utils.lstm import LSTM, AutogradLSTM
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADLINE = "adding problem, T=100 (8장)"
@@ -37,12 +36,6 @@ CONFIGS = {
     "wider: H=256, T=64": {"input_size": 64, "hidden_size": 256, "batch": 32, "steps": 64},
 }
 REPEATS = 15
-
-
-class AutogradLSTM(LSTM):
-    """Our LSTM with the readable cell recorded by autograd step by step."""
-
-    _scan = RecurrentLayer._scan
 
 
 def time_once(model: torch.nn.Module, x: torch.Tensor) -> float:
