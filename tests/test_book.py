@@ -189,6 +189,6 @@ def test_glossary_entries_are_in_korean_dictionary_order():
 
 
 def test_the_footer_names_the_authors_in_korean(built_site):
-    page = (built_site / "index.html").read_text(encoding="utf-8")
+    page = (built_site / "book" / "intro.html").read_text(encoding="utf-8")
     assert "지은이: 자연어 처리를 위한 딥러닝 저자들" in page
     assert "으로 자연어 처리를 위한 딥러닝 저자들" not in page  # the theme's "By" in Korean
