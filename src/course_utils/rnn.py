@@ -726,7 +726,7 @@ def sample_at_temperatures(
     seen = set(_pieces(list(train_chars), 3))
     results = []
     for temperature in temperatures:
-        drawn = []  # one list of characters per seed (``<unk>`` counts as one)
+        drawn = []  # one list of characters per seed ('<unk>' counts as one)
         for seed in seeds:
             ids = generate(model, vocab.encode(list(prefix)), length, temperature, seed)
             drawn.append(vocab.decode(ids))
