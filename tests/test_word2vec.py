@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from gensim.models import Word2Vec as GensimWord2Vec
 
 from course_utils.gradcheck import numerical_gradient, relative_error
 from course_utils.word2vec import (
+    AliasSampler,
     Word2Vec,
     Word2VecConfig,
     cbow_loss_and_grads,
@@ -71,6 +74,95 @@ def test_scatter_add_equals_numpy_add_at():
     np.add.at(expected, rows, updates)
     scatter_add(table, rows, updates)
     np.testing.assert_allclose(table, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("size", [7, 100_000])  # the marker path and the np.unique path
+def test_weighted_scatter_add_with_columns_in_any_order_equals_numpy_add_at(size):
+    rng = np.random.default_rng(1)
+    table = rng.normal(size=(size, 3))
+    source = rng.normal(size=(5, 3))
+    rows = rng.integers(0, 7, size=40)
+    weights = rng.normal(size=40)
+    for columns in (rng.integers(0, 5, size=40), np.sort(rng.integers(0, 5, size=40))):
+        expected = table.copy()
+        np.add.at(expected, rows, weights[:, None] * source[columns])
+        scatter_add(table, rows, source, weights, columns)
+        np.testing.assert_allclose(table, expected, rtol=1e-12)
+
+
+def test_scatter_add_rejects_mismatched_input():
+    table, source = np.zeros((4, 2)), np.ones((3, 2))
+    with pytest.raises(ValueError, match=r"table \(V, D\) and source \(N, D\)"):
+        scatter_add(table, np.array([0]), np.ones((3, 5)))
+    with pytest.raises(ValueError, match="one entry each"):
+        scatter_add(table, np.array([0, 1]), source, columns=np.array([0]))
+    with pytest.raises(ValueError, match=r"rows must lie in \[0, 4\)"):
+        scatter_add(table, np.array([4, 0, 1]), source)
+    with pytest.raises(ValueError, match=r"columns must lie in \[0, 3\)"):
+        scatter_add(table, np.array([0]), source, columns=np.array([3]))
+    scatter_add(table, np.array([], dtype=int), source[:0])
+    assert not table.any()
+
+
+def test_alias_table_holds_exactly_the_distribution():
+    p = noise_distribution(np.array([500, 120, 40, 7, 3, 1, 1]))
+    sampler = AliasSampler(p)
+    n = p.size
+    # Slot i gives i with keep[i] and alias[i] with 1 - keep[i]; each slot has mass 1/n.
+    implied = sampler.keep / n
+    np.add.at(implied, sampler.alias, (1 - sampler.keep) / n)
+    np.testing.assert_allclose(implied, p, rtol=1e-12, atol=1e-15)
+
+
+def test_alias_draws_follow_the_distribution():
+    p = noise_distribution(np.arange(1, 21))
+    draws = AliasSampler(p).draw(np.random.default_rng(0), (400_000,))
+    frequency = np.bincount(draws, minlength=p.size) / draws.size
+    tolerance = 5 * np.sqrt(p * (1 - p) / draws.size)  # five standard errors
+    assert np.all(np.abs(frequency - p) <= tolerance)
+
+
+def test_alias_sampler_rejects_what_is_not_a_distribution():
+    for bad in ([], [0.5, 0.6], [1.2, -0.2], [[0.5, 0.5]]):
+        with pytest.raises(ValueError, match="summing to 1"):
+            AliasSampler(np.array(bad))
+
+
+def test_chunks_cover_the_corpus_and_cut_where_sentences_start(monkeypatch):
+    monkeypatch.setattr(Word2Vec, "CHUNK_WORDS", 10)
+    model = Word2Vec([list("abcde")], Word2VecConfig(min_count=1))
+    sentence = np.repeat(np.arange(5), [4, 9, 3, 30, 6])  # the fourth is longer than a chunk
+    chunks = model._chunks(sentence)
+    assert chunks[0][0] == 0 and chunks[-1][1] == sentence.size
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(chunks))
+    starts = set(np.flatnonzero(np.diff(sentence)) + 1)
+    inside_long = {c for c, _ in chunks[1:] if sentence[c] == 3 and c not in starts}
+    assert {c for c, _ in chunks[1:]} - inside_long <= starts
+    assert inside_long, "a sentence longer than a chunk is cut inside"
+    assert all(stop - start <= 2 * Word2Vec.CHUNK_WORDS for start, stop in chunks)
+
+
+def test_chunked_training_sees_every_pair_of_short_sentences(monkeypatch):
+    monkeypatch.setattr(Word2Vec, "CHUNK_WORDS", 7)
+    sentences = [list("abcd"), list("efg"), list("hij"), list("kl")]
+    config = Word2VecConfig(min_count=1, window=1, sample=0, vector_size=4, epochs=1)
+    model = Word2Vec(sentences, config)
+    seen = []
+    original = model.skipgram_pairs
+
+    def record(ids, sentence):
+        centres, contexts = original(ids, sentence)
+        seen.extend(zip(centres.tolist(), contexts.tolist(), strict=True))
+        return centres, contexts
+
+    monkeypatch.setattr(model, "skipgram_pairs", record)
+    model.train(show_progress=False)
+    expected = []
+    for s in sentences:
+        ids = [model.key_to_index[w] for w in s]
+        expected += [(a, b) for a, b in itertools.pairwise(ids)]
+        expected += [(b, a) for a, b in itertools.pairwise(ids)]
+    assert sorted(seen) == sorted(expected)
 
 
 CORPUS = [

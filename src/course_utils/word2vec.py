@@ -10,10 +10,12 @@ where ``v`` are the input vectors (``W_in``), ``u`` the output vectors
 to the power 3/4. CBOW uses the mean of the context's input vectors as ``v``
 and predicts the centre word.
 
-The training loop is vectorised: pairs are generated for a whole epoch at
-once, and each mini-batch's gradients are computed with array operations and
-summed into the tables by one sparse matrix product; no Python loop runs per
-word pair.
+The training loop is vectorised: pairs are generated for a chunk of about
+50,000 corpus words at a time (so memory stays small whatever the corpus
+size), each mini-batch's gradients are computed with array operations and
+summed into the tables by one sparse matrix product, and noise words are drawn
+in constant time per draw from an alias table; no Python loop runs per word
+pair.
 
 The chapter's comparison with gensim lives here too, so that the chapter and
 its claim test run the same experiment: :func:`compare_with_gensim` trains
@@ -23,6 +25,7 @@ and :func:`time_against_gensim` times one epoch of each, alternating.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -35,6 +38,7 @@ import scipy.sparse
 from course_utils.progress import progress
 
 __all__ = [
+    "AliasSampler",
     "GensimComparison",
     "SpeedComparison",
     "VectorScores",
@@ -114,7 +118,7 @@ def sgns_coefficients(
     loss = -(_log_sigmoid(pos_score).sum() + (weight * _log_sigmoid(-neg_score)).sum())
     g_pos = _sigmoid(pos_score) - 1.0  # ∂L/∂pos_score  (B,)
     g_neg = weight * _sigmoid(neg_score)  # ∂L/∂neg_score  (B, K)
-    grad_v = g_pos[:, None] * u_o + np.einsum("bk,bkd->bd", g_neg, u_neg)  # (B, D)
+    grad_v = g_pos[:, None] * u_o + (g_neg[:, None, :] @ u_neg)[:, 0]  # (B, D)
     return float(loss), grad_v, g_pos, g_neg
 
 
@@ -194,6 +198,19 @@ def keep_probability(counts: np.ndarray, sample: float) -> np.ndarray:
     return np.minimum(1.0, (np.sqrt(frequency / sample) + 1.0) * sample / frequency)
 
 
+def _unique_with_inverse(rows: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, return_inverse=True)`` for ids in ``[0, size)``, without sorting."""
+    if size > 64 * rows.size:  # a marker array as long as the table would cost more than a sort
+        unique, inverse = np.unique(rows, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    seen = np.zeros(size, dtype=bool)
+    seen[rows] = True
+    unique = np.flatnonzero(seen)  # (U,) sorted
+    position = np.empty(size, dtype=np.intp)
+    position[unique] = np.arange(unique.size)
+    return unique, position[rows]
+
+
 def scatter_add(
     table: np.ndarray,
     rows: np.ndarray,
@@ -205,19 +222,76 @@ def scatter_add(
 
     With the defaults (weights 1, ``columns = arange``) this is
     ``np.add.at(table, rows, source)``. It is computed as one sparse
-    (unique rows × source rows) matrix times ``source``, which is several times
+    (unique rows × source rows) matrix times ``source``, which is many times
     faster than ``np.add.at`` and lets the ``(B, K, D)`` gradient of the noise
-    vectors stay implicit: it is ``g_neg[b, k] · v_c[b]``.
+    vectors stay implicit: it is ``g_neg[b, k] · v_c[b]``. When ``columns`` is
+    already in order (as the training loop lays it out) the sparse matrix is
+    assembled column by column without any sort.
     """
-    rows = rows.reshape(-1)
-    columns = np.arange(rows.size) if columns is None else columns.reshape(-1)
-    values = np.ones(rows.size, dtype=source.dtype) if weights is None else weights.reshape(-1)
-    unique, inverse = np.unique(rows, return_inverse=True)
-    selector = scipy.sparse.csr_matrix(
-        (values.astype(source.dtype, copy=False), (inverse.reshape(-1), columns)),
+    rows = np.asarray(rows).reshape(-1)
+    n = rows.size
+    columns = np.arange(n) if columns is None else np.asarray(columns).reshape(-1)
+    values = np.ones(n, dtype=source.dtype) if weights is None else np.asarray(weights).reshape(-1)
+    if table.ndim != 2 or source.ndim != 2 or table.shape[1] != source.shape[1]:
+        raise ValueError(
+            f"expected table (V, D) and source (N, D); got {table.shape}, {source.shape}"
+        )
+    if columns.size != n or values.size != n:
+        raise ValueError(
+            f"rows, columns and weights need one entry each; got {n}, {columns.size}, {values.size}"
+        )
+    if n == 0:
+        return
+    if rows.min() < 0 or rows.max() >= table.shape[0]:
+        raise ValueError(f"rows must lie in [0, {table.shape[0]})")
+    if columns.min() < 0 or columns.max() >= source.shape[0]:
+        raise ValueError(f"columns must lie in [0, {source.shape[0]})")
+    unique, inverse = _unique_with_inverse(rows, table.shape[0])
+    if np.any(columns[1:] < columns[:-1]):
+        order = np.argsort(columns, kind="stable")
+        columns, inverse, values = columns[order], inverse[order], values[order]
+    starts = np.zeros(source.shape[0] + 1, dtype=np.int64)  # where each column's entries begin
+    np.cumsum(np.bincount(columns, minlength=source.shape[0]), out=starts[1:])
+    selector = scipy.sparse.csc_matrix(
+        (values.astype(source.dtype, copy=False), inverse, starts),
         shape=(unique.size, source.shape[0]),
-    )  # (U, B)
-    table[unique] += selector @ source  # (U, D)
+    )  # (U, N)
+    # np.take gathers rows faster than fancy indexing does.
+    table[unique] = np.take(table, unique, axis=0) + selector @ source  # (U, D)
+
+
+class AliasSampler:
+    """Draws ids from a fixed distribution in constant time per draw (Walker's alias method).
+
+    Each id ``i`` owns one slot of equal width: a draw picks a slot uniformly,
+    then keeps ``i`` with probability ``keep[i]`` and otherwise takes the slot's
+    ``alias[i]``. The table is built once in ``O(V)`` (Vose's construction);
+    a binary search in the cumulative distribution costs ``O(log V)`` per draw.
+    """
+
+    def __init__(self, probabilities: np.ndarray):
+        p = np.asarray(probabilities, dtype=np.float64)
+        if p.ndim != 1 or p.size == 0 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
+            raise ValueError("probabilities must be a non-empty 1-D array of p >= 0 summing to 1")
+        n = p.size
+        scaled = p * n  # slot mass of each id; a slot holds exactly 1
+        keep = np.ones(n)
+        alias = np.arange(n)
+        small = [i for i in range(n) if scaled[i] < 1.0]
+        large = [i for i in range(n) if scaled[i] >= 1.0]
+        while small and large:
+            under, over = small.pop(), large[-1]
+            keep[under], alias[under] = scaled[under], over  # the rest of the slot goes to over
+            scaled[over] -= 1.0 - scaled[under]
+            if scaled[over] < 1.0:
+                small.append(large.pop())
+        self.keep = keep  # (V,) leftovers of either list are full slots (rounding)
+        self.alias = alias  # (V,)
+
+    def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        """Ids of the given shape, independent draws."""
+        slot = rng.integers(0, self.keep.size, size=shape)
+        return np.where(rng.random(shape) < self.keep[slot], slot, self.alias[slot])
 
 
 @dataclass
@@ -237,6 +311,8 @@ class Word2Vec:
     >>> model.most_similar("king", topn=5)
     """
 
+    CHUNK_WORDS = 50_000  # corpus words whose pairs are made and shuffled together
+
     def __init__(self, sentences: Iterable[Sequence[str]], config: Word2VecConfig | None = None):
         self.config = config if config is not None else Word2VecConfig()
         if isinstance(sentences, str):
@@ -255,16 +331,17 @@ class Word2Vec:
         self.index_to_key: list[str] = kept
         self.key_to_index: dict[str, int] = {w: i for i, w in enumerate(kept)}
         self.counts = np.array([counts[w] for w in kept], dtype=np.int64)
-        ids = [np.array([self.key_to_index[t] for t in s if t in self.key_to_index], dtype=np.int64)
+        ids = [np.array([self.key_to_index[t] for t in s if t in self.key_to_index], dtype=np.int32)
                for s in sentences]  # fmt: skip
-        self._ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
-        self._sentence = np.repeat(np.arange(len(ids)), [len(x) for x in ids])
+        # The corpus as two flat int32 arrays: word ids and the sentence each word is in.
+        self._ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
+        self._sentence = np.repeat(np.arange(len(ids), dtype=np.int32), [len(x) for x in ids])
         size, dim = len(kept), self.config.vector_size
         rng = np.random.default_rng(self.config.seed)
         # gensim's initialisation: small uniform input vectors, zero output vectors.
         self.W_in = ((rng.random((size, dim)) - 0.5) / dim).astype(np.float32)  # (V, D)
         self.W_out = np.zeros((size, dim), dtype=np.float32)  # (V, D)
-        self._noise_cdf = np.cumsum(noise_distribution(self.counts, self.config.ns_exponent))
+        self._noise = AliasSampler(noise_distribution(self.counts, self.config.ns_exponent))
         self._keep = keep_probability(self.counts, self.config.sample)
         self._rng = rng
         self.log = TrainingLog()
@@ -320,44 +397,65 @@ class Word2Vec:
         return ids[has_context][order], context[has_context][order], mask[has_context][order]
 
     def _negatives(self, shape: tuple[int, int]) -> np.ndarray:
-        draws = np.searchsorted(self._noise_cdf, self._rng.random(shape))
-        return np.minimum(draws, len(self.index_to_key) - 1)
+        return self._noise.draw(self._rng, shape)
+
+    def _chunks(self, sentence: np.ndarray) -> list[tuple[int, int]]:
+        """``[start, stop)`` pieces of about ``CHUNK_WORDS`` words, cut where a sentence starts.
+
+        Pairs are made and shuffled one piece at a time, so memory does not grow
+        with the corpus. A sentence longer than a piece is cut inside; the few
+        pairs that straddle such a cut are lost, as gensim loses them when it
+        splits texts longer than 10,000 words.
+        """
+        n, size = sentence.size, self.CHUNK_WORDS
+        sentence_starts = np.flatnonzero(np.diff(sentence)) + 1
+        cuts = [0]
+        while cuts[-1] + size < n:
+            target = cuts[-1] + size
+            after = np.searchsorted(sentence_starts, target)
+            near = after < sentence_starts.size and sentence_starts[after] < target + size
+            cuts.append(int(sentence_starts[after]) if near else target)
+        cuts.append(n)
+        return list(itertools.pairwise(cuts))
 
     # -- training -------------------------------------------------------------
 
     def train(self, show_progress: bool = True) -> TrainingLog:
         """Run ``config.epochs`` passes; return per-epoch loss and throughput."""
         config = self.config
-        total_words = self._ids.size * config.epochs
+        corpus = self._ids.size  # words per epoch before subsampling, as gensim counts them
+        total_words = corpus * config.epochs
         if total_words == 0:
             raise ValueError("no word of the corpus survives min_count: nothing to train on")
-        done_words = 0
         for epoch in range(config.epochs):
             start = time.perf_counter()
             ids, sentence = self._subsample()
-            if config.sg:
-                centres, contexts = self.skipgram_pairs(ids, sentence)
-                examples = centres.size
-            else:
-                centres, context_ids, mask = self.cbow_examples(ids, sentence)
-                examples = centres.size
-            epoch_loss = 0.0
-            batches: Iterable[int] = range(0, examples, config.batch_size)
+            epoch_loss, examples = 0.0, 0
+            chunks: Iterable[tuple[int, int]] = self._chunks(sentence)
             if show_progress:
-                batches = progress(batches, f"epoch {epoch + 1}/{config.epochs}")
+                chunks = progress(chunks, f"epoch {epoch + 1}/{config.epochs}")
             # Overflow only happens when training diverges, which is reported below.
             with np.errstate(over="ignore", invalid="ignore"):
-                for first in batches:
-                    last = min(first + config.batch_size, examples)
-                    # Linear decay by the share of the corpus already seen.
-                    seen = done_words + self._ids.size * last / max(examples, 1)
-                    lr = config.alpha - (config.alpha - config.min_alpha) * seen / total_words
+                for first_word, last_word in chunks:
+                    piece = ids[first_word:last_word], sentence[first_word:last_word]
                     if config.sg:
-                        epoch_loss += self._sgns_step(centres[first:last], contexts[first:last], lr)
+                        centres, contexts = self.skipgram_pairs(*piece)
                     else:
-                        epoch_loss += self._cbow_step(
-                            centres[first:last], context_ids[first:last], mask[first:last], lr
-                        )
+                        centres, contexts, mask = self.cbow_examples(*piece)
+                    for first in range(0, centres.size, config.batch_size):
+                        last = min(first + config.batch_size, centres.size)
+                        # Linear decay by the share of the corpus already seen.
+                        done = first_word + (last_word - first_word) * last / centres.size
+                        seen = corpus * (epoch + done / max(ids.size, 1))
+                        lr = config.alpha - (config.alpha - config.min_alpha) * seen / total_words
+                        batch = slice(first, last)
+                        if config.sg:
+                            epoch_loss += self._sgns_step(centres[batch], contexts[batch], lr)
+                        else:
+                            epoch_loss += self._cbow_step(
+                                centres[batch], contexts[batch], mask[batch], lr
+                            )
+                    examples += centres.size
             if not (
                 np.isfinite(epoch_loss)
                 and np.isfinite(self.W_in).all()
@@ -367,27 +465,42 @@ class Word2Vec:
                     f"training diverged in epoch {epoch + 1} (loss {epoch_loss}): "
                     f"lower alpha or batch_size (now {config.alpha}, {config.batch_size})"
                 )
-            done_words += self._ids.size
             seconds = time.perf_counter() - start
             self.log.loss.append(epoch_loss / max(examples, 1))
-            self.log.words_per_second.append(self._ids.size / seconds)
-            self.log.words += int(self._ids.size)
+            self.log.words_per_second.append(corpus / seconds)
+            self.log.words += int(corpus)
         return self.log
 
     def _sgns_step(self, centres: np.ndarray, contexts: np.ndarray, lr: float) -> float:
         batch, k = centres.size, self.config.negative
         negatives = self._negatives((batch, k))  # (B, K)
-        v_c = self.W_in[centres]  # (B, D)
+        v_c = np.take(self.W_in, centres, axis=0)  # (B, D)
+        u_o = np.take(self.W_out, contexts, axis=0)  # (B, D)
+        u_neg = np.take(self.W_out, negatives, axis=0)  # (B, K, D)
         loss, grad_v, g_pos, g_neg = sgns_coefficients(
-            v_c, self.W_out[contexts], self.W_out[negatives], negatives != contexts[:, None]
+            v_c, u_o, u_neg, negatives != contexts[:, None]
         )
         scatter_add(self.W_in, centres, -lr * grad_v)
         # Every output-vector gradient is a multiple of v_c: ∂L/∂u = g · v_c.
-        rows = np.concatenate([contexts, negatives.reshape(-1)])  # (B + B·K,)
-        columns = np.concatenate([np.arange(batch), np.repeat(np.arange(batch), k)])
-        weights = -lr * np.concatenate([g_pos, g_neg.reshape(-1)])
-        scatter_add(self.W_out, rows, v_c, weights, columns)
+        self._add_to_outputs(contexts, negatives, g_pos, g_neg, v_c, lr)
         return loss
+
+    def _add_to_outputs(
+        self,
+        positives: np.ndarray,
+        negatives: np.ndarray,
+        g_pos: np.ndarray,
+        g_neg: np.ndarray,
+        source: np.ndarray,
+        lr: float,
+    ) -> None:
+        # Row b holds example b's true word, then its K noise words: (B, 1 + K),
+        # already in the column order scatter_add wants.
+        batch, k = negatives.shape
+        rows = np.column_stack([positives, negatives])  # (B, 1 + K)
+        weights = -lr * np.column_stack([g_pos, g_neg])  # (B, 1 + K)
+        columns = np.repeat(np.arange(batch), k + 1)  # (B·(1 + K),)
+        scatter_add(self.W_out, rows, source, weights, columns)
 
     def _cbow_step(
         self, centres: np.ndarray, context: np.ndarray, mask: np.ndarray, lr: float
@@ -402,10 +515,7 @@ class Word2Vec:
         used_b, used_c = np.nonzero(mask)
         share = (-lr / counts[:, 0])[used_b]
         scatter_add(self.W_in, context[used_b, used_c], grad_h, share, used_b)
-        rows = np.concatenate([centres, negatives.reshape(-1)])  # (B + B·K,)
-        columns = np.concatenate([np.arange(batch), np.repeat(np.arange(batch), k)])
-        weights = -lr * np.concatenate([g_pos, g_neg.reshape(-1)])
-        scatter_add(self.W_out, rows, h, weights, columns)
+        self._add_to_outputs(centres, negatives, g_pos, g_neg, h, lr)
         return loss
 
     # -- using the vectors ----------------------------------------------------
