@@ -2,9 +2,11 @@
 """Check what pip cannot install before `make` builds the environment.
 
 Python 3.10 or newer, a Java runtime (for KoNLPy) and npm; a note when bubblewrap,
-which only grading needs, is missing. Runs with any Python 3.
+which only grading needs, or the Korean gettext catalogues, which only the seq2seq
+chapters' corpus reads, are missing. Runs with any Python 3.
 """
 
+import os
 import shutil
 import subprocess
 import sys
@@ -35,6 +37,21 @@ if shutil.which("bwrap") is None:
     print(
         "note: bubblewrap (bwrap) is not installed; grading students' notebooks and its tests "
         "need it (Debian/Ubuntu `sudo apt-get install bubblewrap`)",
+        file=sys.stderr,
+    )
+try:  # the package's own list; any failure here only skips this note
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+    from course_utils.gettext_corpus import install_command, missing_packages
+
+    korean_catalogues = missing_packages()
+except Exception:
+    korean_catalogues = []
+if korean_catalogues:
+    # Not a problem either: the seq2seq chapters' English→Korean corpus needs them.
+    print(
+        "note: the Korean translations of %s are not installed; the English-Korean corpus "
+        "of the seq2seq chapters reads them. %s"
+        % (", ".join(korean_catalogues), install_command(korean_catalogues)),
         file=sys.stderr,
     )
 if problems:
