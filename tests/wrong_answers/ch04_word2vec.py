@@ -53,4 +53,36 @@ WRONG = [
         # Reads "alpha = 0" as "no flattening at all", i.e. the plain unigram distribution.
         'q5_answer = "a"\n',
     ),
+    (
+        "q6",
+        "def oov_vector",
+        # Takes the n-grams of the bare word, forgetting fastText's boundary marks < and >.
+        "def oov_vector(word, table, min_n, max_n, row_of):\n"
+        "    table = np.asarray(table, dtype=float)\n"
+        "    ngrams = [word[i:i + n] for i in range(len(word)) for n in range(min_n, min(max_n, len(word) - i) + 1)]\n"
+        "    if not ngrams:\n"
+        "        raise ValueError('no n-grams')\n"
+        "    return table[[int(row_of(g)) for g in ngrams]].mean(axis=0)\n",
+    ),
+    (
+        "q7",
+        "def glove_sparse",
+        # Adds with fancy indexing: a word that is the row of several cells gets only one of them.
+        "def glove_sparse(W, W_context, b, b_context, rows, cols, counts, x_max=100.0, alpha=0.75):\n"
+        "    W, W_context, b, b_context, counts = (np.asarray(a, dtype=float) for a in (W, W_context, b, b_context, counts))\n"
+        "    rows, cols = np.asarray(rows, dtype=int), np.asarray(cols, dtype=int)\n"
+        "    weight = np.where(counts < x_max, (counts / x_max) ** alpha, 1.0)\n"
+        "    residual = (W[rows] * W_context[cols]).sum(axis=1) + b[rows] + b_context[cols] - np.log(counts)\n"
+        "    g = 2 * weight * residual\n"
+        "    grad_W, grad_b = np.zeros_like(W), np.zeros_like(b)\n"
+        "    grad_W[rows] += g[:, None] * W_context[cols]\n"
+        "    grad_b[rows] += g\n"
+        "    return float(np.sum(weight * residual**2)), grad_W, grad_b\n",
+    ),
+    (
+        "q8",
+        "q8_answer",
+        # Mixes fastText up with the morpheme route: it uses no analyzer.
+        'q8_answer = "b"\n',
+    ),
 ]
