@@ -6,6 +6,7 @@ chapter checks with ``claim``, so a sentence fails here too if it stops being
 true. Nothing is shortened: the language model trains its full 24 epochs.
 """
 
+import itertools
 import math
 
 import pytest
@@ -87,3 +88,14 @@ def test_spacing_tagger_beats_never_spacing(chars):
     """6장, many-to-many: more than 10 points above answering "no space" everywhere."""
     result = run_spacing_tagger(*chars, device="cpu", show_progress=False)
     assert result.accuracy > result.all_joined + 0.1
+
+
+def test_tanh_state_stays_bounded_while_relu_state_blows_up():
+    """6장, 왜 tanh인가: with W_hh of spectral radius 2, ReLU grows every step, tanh stays under √H."""
+    from course_utils.rnn import state_norms
+
+    norms = state_norms()
+    tanh, relu = norms.norms["tanh"], norms.norms["relu"]
+    assert max(tanh) < math.sqrt(norms.hidden_size)
+    assert all(b > a for a, b in itertools.pairwise(relu[4:]))
+    assert relu[-1] > 1000 * relu[0]

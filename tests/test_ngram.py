@@ -49,6 +49,88 @@ def test_kneser_ney_without_uniform_matches_nltk(order):
             assert ours.prob(word, context) == pytest.approx(reference.score(word, context), rel=1e-12)  # fmt: skip
 
 
+def _kn_by_the_printed_formula(tokens, order, discount, word, context):
+    """P_KN(word | context) term by term as 5장 prints it, from the raw n-grams of ``tokens``.
+
+    Written from the chapter's equations, not from the module: c_KN is the raw count
+    at the top order and the continuation count N1+(• h w) below it; λ(h) =
+    D·N1+(h •)/C(h); an unseen history (C(h) = 0) hands everything to h'; the bottom
+    interpolates with the uniform 1/|V|; unknown tokens are <unk>.
+    """
+    vocab = [*sorted(set(tokens)), "<unk>"]
+    grams = {m: [tuple(tokens[i : i + m]) for i in range(len(tokens) - m + 1)] for m in range(1, order + 2)}  # fmt: skip
+
+    def c_kn(gram):
+        if len(gram) == order:
+            return grams[order].count(gram)  # c(h w)
+        return len({g[0] for g in grams[len(gram) + 1] if g[1:] == gram})  # N1+(• h w)
+
+    def p_kn(w, h):
+        stats = {v: c_kn((*h, v)) for v in vocab}
+        total = sum(stats.values())  # C(h)
+        lower = 1 / len(vocab) if not h else p_kn(w, h[1:])
+        if h and total == 0:
+            return lower
+        followers = sum(1 for s in stats.values() if s > 0)  # N1+(h •)
+        return max(stats[w] - discount, 0) / total + discount * followers / total * lower
+
+    known = set(tokens)
+    history = tuple(t if t in known else "<unk>" for t in context)
+    history = history[-(order - 1) :] if order > 1 else ()
+    return p_kn(word if word in known else "<unk>", history)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+def test_kneser_ney_is_the_formula_the_chapter_prints(order):
+    # Not cyclic: the stream's first tokens (no predecessor) are part of the test.
+    tokens = list("abxacyac abba cab xa")
+    model = NGramLM(tokens, order, discount=0.6)
+    contexts = [(), ("a",), ("x",), ("z",), ("a", "c"), ("b", "x"), ("c", "a", "b"), ("q", "a", "b")]  # fmt: skip
+    for context in contexts:
+        for word in [*sorted(set(tokens)), "<unk>", "never seen"]:
+            expected = _kn_by_the_printed_formula(tokens, order, 0.6, word, context)
+            assert model.prob(word, context) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_kneser_ney_by_hand_on_a_five_token_text():
+    # "abcab", D = 1/2, |V| = 4 (a, b, c, <unk>). Bigram types ab, bc, ca: N1+(• •) = 3,
+    # each token follows one type, so P(b) = (1 - 1/2)/3 + (1/2 · 3/3) · 1/4 = 7/24.
+    # c(a b) = 2 = c(a), one follower: P(b | a) = (2 - 1/2)/2 + (1/2 · 1/2) · 7/24 = 79/96.
+    model = NGramLM(list("abcab"), 2, discount=0.5)
+    assert model.prob("b") == pytest.approx(7 / 24, rel=1e-12)
+    assert model.prob("b", ["a"]) == pytest.approx(79 / 96, rel=1e-12)
+    assert model.prob("<unk>") == pytest.approx(1 / 8, rel=1e-12)  # only the uniform share
+    assert model.prob("b", ["z"]) == model.prob("b")  # unseen history: all mass to the shorter one
+
+
+def _nltk_kneser_ney(tokens, order, discount):
+    reference = KneserNeyInterpolated(order, discount=discount)
+    reference.fit([everygrams(tokens, max_len=order)], tokens)
+    return reference
+
+
+def test_where_nltk_kneser_ney_and_ours_part():
+    """NLTK leaves out the uniform, and counts the follower types of λ from raw counts."""
+    # "ab" occurs only at the start: N1+(• a b) = 0 but c(a b) = 1, so NLTK's λ(a) counts
+    # two follower types (b, c) where the kept mass counts one; its P(· | a) sums to 1.05.
+    tokens = list("abxacyac")
+    reference = _nltk_kneser_ney(tokens, 3, 0.1)
+    ours = NGramLM(tokens, 3, discount=0.1, unk="<UNK>", interpolate_uniform=False)
+    vocab = sorted(set(tokens))
+    assert sum(reference.score(w, ("a",)) for w in vocab) == pytest.approx(1.05, abs=1e-12)
+    assert sum(ours.prob(w, ("a",)) for w in vocab) == pytest.approx(1.0, abs=1e-12)
+    # At the bottom NLTK has no uniform: a token no bigram ends in gets nothing.
+    assert reference.score("<UNK>", ("c",)) == 0.0
+    assert NGramLM(tokens, 3, discount=0.1).prob("<unk>", ("c",)) > 0
+    # "x" opens the text and never comes back: followed once, never preceded. NLTK finds
+    # c(x •) > 0 and divides by N1+(• x •) = 0; ours sees C(x) = 0 and backs off.
+    starts = list("xabyab")
+    with pytest.raises(ZeroDivisionError):
+        _nltk_kneser_ney(starts, 3, 0.1).score("a", ("x",))
+    ours = NGramLM(starts, 3, discount=0.1, interpolate_uniform=False)
+    assert ours.prob("a", ("x",)) == ours.prob("a")
+
+
 @given(
     text=st.text(alphabet="abcde ", min_size=5, max_size=60),
     order=st.integers(1, 4),

@@ -347,3 +347,86 @@ def test_temperature_samples_measure_copying_and_repeating():
     assert results[0].distinct_chars <= results[1].distinct_chars
     with pytest.raises(ValueError, match="length must be >= 4"):
         sample_at_temperatures(model, vocab, train, "ab", (1.0,), 3)
+
+
+@pytest.mark.parametrize("layer_cls", [RNN, torch.nn.RNN])
+def test_a_deep_bidirectional_layer_is_one_bidirectional_layer_per_level(layer_cls):
+    """Layer l reads layer l-1's concatenated [forward; backward] outputs (2H features)."""
+    torch.manual_seed(8)
+    hidden, num_layers = 4, 3
+    deep = layer_cls(5, hidden, num_layers=num_layers, bidirectional=True, batch_first=True)
+    x = torch.randn(2, 6, 5)  # (B, T, I)
+    out, h_n = deep(x)
+    weights = deep.state_dict()
+    below, finals = x, []
+    for layer in range(num_layers):
+        single = layer_cls(below.size(-1), hidden, bidirectional=True, batch_first=True)
+        single.load_state_dict(
+            {k.replace(f"_l{layer}", "_l0"): v for k, v in weights.items() if f"_l{layer}" in k}
+        )
+        below, h_layer = single(below)  # (B, T, 2H), (2, B, H)
+        finals.append(h_layer)
+    torch.testing.assert_close(below, out, rtol=0, atol=1e-6)
+    # h_n is layer-major: [layer 0 forward, layer 0 backward, layer 1 forward, ...].
+    torch.testing.assert_close(torch.cat(finals), h_n, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("layer_cls", [RNN, torch.nn.RNN])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_final_states_sit_at_the_two_ends_of_the_output(layer_cls, batch_first):
+    """The top forward state is the output's last step, the top backward state its first."""
+    torch.manual_seed(9)
+    hidden, num_layers = 3, 2
+    layer = layer_cls(4, hidden, num_layers=num_layers, bidirectional=True, batch_first=batch_first)
+    x = torch.randn(5, 2, 4) if not batch_first else torch.randn(2, 5, 4)
+    out, h_n = layer(x)
+    out = out if batch_first else out.transpose(0, 1)  # (B, T, 2H)
+    assert tuple(out.shape) == (2, 5, 2 * hidden)
+    assert tuple(h_n.shape) == (2 * num_layers, 2, hidden)
+    top = h_n.view(num_layers, 2, 2, hidden)[-1]  # (direction, B, H)
+    torch.testing.assert_close(top[0], out[:, -1, :hidden], rtol=0, atol=0)
+    torch.testing.assert_close(top[1], out[:, 0, hidden:], rtol=0, atol=0)
+    # The backward half of the last step has read one input only: it is not the final state.
+    assert (top[1] - out[:, -1, hidden:]).abs().max() > 1e-3
+
+
+def test_front_padding_puts_the_last_character_last_and_packing_needs_back_padding():
+    """6장's padding sentences: encode_lines pads in front; torch pads behind and packs."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
+
+    from course_utils.rnn import encode_lines
+    from course_utils.vocab import Vocab
+
+    vocab = Vocab(list("가나다라"), specials=["<pad>", "<unk>"])
+    pairs = [("가나", 0), ("다라가나", 1)]
+    lines = [torch.tensor(vocab.encode(list(line))) for line, _ in pairs]
+    left, _ = encode_lines(pairs, vocab, max_chars=4)
+    right = pad_sequence(lines, batch_first=True, padding_value=vocab.pad_id)
+    assert left[0].tolist() == [vocab.pad_id] * 2 + lines[0].tolist()  # the last step is "나"
+    assert right[0].tolist() == lines[0].tolist() + [vocab.pad_id] * 2  # torch's default side
+    torch.manual_seed(10)
+    embed, reader = torch.nn.Embedding(len(vocab), 3), torch.nn.RNN(3, 5, batch_first=True)
+    with torch.no_grad():
+        alone = reader(embed(lines[0].unsqueeze(0)))[1][0, 0]
+        packed = pack_padded_sequence(embed(right), torch.tensor([2, 4]), batch_first=True,
+                                      enforce_sorted=False)  # fmt: skip
+        torch.testing.assert_close(reader(packed)[1][0, 0], alone, rtol=0, atol=1e-6)
+        assert (reader(embed(right))[1][0, 0] - alone).abs().max() > 1e-3  # read the pads last
+        assert (reader(embed(left))[1][0, 0] - alone).abs().max() > 1e-3  # read the pads first
+
+
+def test_state_norms_are_seeded_bounded_for_tanh_and_validate_their_input():
+    from course_utils.rnn import state_norms
+
+    result = state_norms(spectral_radius=0.5, steps=6, hidden_size=5, input_size=2, batch_size=3)
+    assert set(result.norms) == {"tanh", "relu"}
+    assert all(len(v) == 6 for v in result.norms.values())
+    assert max(result.norms["tanh"]) < 5**0.5 and result.hidden_size == 5
+    assert result == state_norms(spectral_radius=0.5, steps=6, hidden_size=5, input_size=2,
+                                 batch_size=3)  # fmt: skip
+    with pytest.raises(ValueError, match="spectral_radius must be > 0"):
+        state_norms(spectral_radius=0)
+    with pytest.raises(ValueError, match="steps must be an int >= 1"):
+        state_norms(steps=0)
+    with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
+        state_norms(hidden_size=2.5)

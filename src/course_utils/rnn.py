@@ -11,7 +11,8 @@ The chapter's experiments live here too, one function each, called by the
 chapter and by its claim test: :func:`train_char_lm` (the character language
 model and its held-out perplexity), :func:`sample_at_temperatures` (what the
 samples are made of at each temperature), :func:`run_line_classifier`
-(many-to-one) and :func:`run_spacing_tagger` (many-to-many).
+(many-to-one), :func:`run_spacing_tagger` (many-to-many) and :func:`state_norms`
+(why the state's nonlinearity is tanh).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "SpacingResult",
     "SpacingTagger",
     "State",
+    "StateNorms",
     "TemperatureSamples",
     "char_lm_config",
     "char_vocab",
@@ -56,6 +58,7 @@ __all__ = [
     "sample_at_temperatures",
     "source_lines",
     "spacing_stream",
+    "state_norms",
     "train_char_lm",
 ]
 
@@ -744,3 +747,57 @@ def sample_at_temperatures(
             )
         )
     return results
+
+
+# ---------------------------------------------------------------------------
+# Why tanh: the same W_hh applied step after step, with a bounded and an unbounded φ.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class StateNorms:
+    """How large the hidden state grows along time, for each nonlinearity (6장)."""
+
+    spectral_radius: float  # largest |eigenvalue| of the shared W_hh
+    hidden_size: int  # H: a tanh state can never be longer than √H
+    norms: dict[str, list[float]]  # nonlinearity → ‖h_t‖ averaged over the batch, t = 1 … T
+
+
+def state_norms(
+    spectral_radius: float = 2.0,
+    steps: int = 50,
+    hidden_size: int = 64,
+    input_size: int = 8,
+    batch_size: int = 16,
+    seed: int = 0,
+) -> StateNorms:
+    """Run one RNN with ``tanh`` and with ``relu`` on the same inputs; measure ‖h_t‖.
+
+    Both layers get the same weights: ``torch.nn.RNN``'s initialisation, except
+    ``W_hh``, a Gaussian matrix rescaled to the given spectral radius. Float64,
+    so that a growing state is measured, not overflowed. Seeded.
+    """
+    if not spectral_radius > 0:
+        raise ValueError(f"spectral_radius must be > 0, got {spectral_radius!r}")
+    for name, value in (("steps", steps), ("hidden_size", hidden_size),
+                        ("input_size", input_size), ("batch_size", batch_size)):  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    generator = torch.Generator().manual_seed(seed)
+    bound = 1 / math.sqrt(hidden_size)
+    weights = {  # uniform in [-1/√H, 1/√H], as torch.nn.RNN initialises
+        name: (2 * torch.rand(p.shape, generator=generator, dtype=torch.float64) - 1) * bound
+        for name, p in RNN(input_size, hidden_size).named_parameters()
+    }
+    w_hh = torch.randn(hidden_size, hidden_size, generator=generator, dtype=torch.float64)
+    w_hh *= spectral_radius / torch.linalg.eigvals(w_hh).abs().max()  # (H, H)
+    weights["weight_hh_l0"] = w_hh
+    x = torch.randn(steps, batch_size, input_size, generator=generator, dtype=torch.float64)
+    norms = {}
+    for nonlinearity in ("tanh", "relu"):
+        layer = RNN(input_size, hidden_size, nonlinearity=nonlinearity).double()
+        layer.load_state_dict(weights)
+        with torch.no_grad():
+            hs, _ = layer(x)  # (T, B, H)
+        norms[nonlinearity] = hs.norm(dim=-1).mean(dim=-1).tolist()  # (T,)
+    return StateNorms(spectral_radius, hidden_size, norms)

@@ -52,4 +52,13 @@ WRONG = [
         # Treats the bits as nats: exp(3) instead of 2 ** 3.
         "q5_answer = math.exp(3)\n",
     ),
+    (
+        "q6",
+        "def continuation_probabilities",
+        # Counts how often each token came second (raw frequency), not how many different tokens preceded it.
+        "def continuation_probabilities(bigrams):\n"
+        "    seconds = Counter(word for _, word in bigrams)\n"
+        "    tokens = {token for bigram in bigrams for token in bigram}\n"
+        "    return {token: seconds[token] / len(bigrams) for token in tokens}\n",
+    ),
 ]

@@ -55,4 +55,19 @@ WRONG = [
         # Thinks of the backward half like the forward one: only the steps from 6 on change.
         "q5_answer = 'a'\n",
     ),
+    (
+        "q6",
+        "def stacked_rnn_forward",
+        # Starts every layer from the first layer's initial state h0[0] instead of its own h0[l].
+        "def stacked_rnn_forward(xs, h0, layer_params):\n"
+        "    inputs, finals = np.asarray(xs), []\n"
+        "    for W_xh, W_hh, b in layer_params:\n"
+        "        h, hs = h0[0], []\n"
+        "        for x in inputs:\n"
+        "            h = np.tanh(x @ W_xh + h @ W_hh + b)\n"
+        "            hs.append(h)\n"
+        "        inputs = np.stack(hs)\n"
+        "        finals.append(h)\n"
+        "    return inputs, np.stack(finals)\n",
+    ),
 ]
