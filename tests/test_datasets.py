@@ -1,3 +1,6 @@
+import hashlib
+import json
+import subprocess
 import sys
 
 import pytest
@@ -37,6 +40,23 @@ def test_wiki_sample_is_real_unstemmed_english():
     assert len(articles) == 106 and 400_000 < len(words) < 600_000
     assert {"city", "army", "queen", "paris"} <= set(words)
     assert all(w == w.lower() for w in words[:1000])
+
+
+def test_wiki_sample_equals_gensims_wikicorpus_without_forking():
+    # The reference runs in a fresh interpreter: WikiCorpus forks, which may
+    # hang in a process where another test has started KoNLPy's Java VM.
+    script = (
+        "import hashlib, json; from gensim.corpora import WikiCorpus;"
+        "from course_utils.datasets import gensim_test_file, WIKI_SAMPLE;"
+        "w = WikiCorpus(str(gensim_test_file(WIKI_SAMPLE)), dictionary={}, processes=1,"
+        " lower=True, token_min_len=1);"
+        "print(hashlib.sha256(json.dumps(list(w.get_texts())).encode()).hexdigest())"
+    )
+    reference = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.strip()
+    ours = hashlib.sha256(json.dumps(datasets.load_wiki_sample()).encode()).hexdigest()
+    assert ours == reference
 
 
 def test_split_lines_is_deterministic_and_disjoint():

@@ -10,6 +10,7 @@ Modules mirror the book's chapters (see each module's docstring):
 - ``vocab``    : 2장 — vocabulary with special tokens, encode/decode
 - ``bpe``      : 2장 — byte-pair encoding (BPE) trained from scratch
 - ``word_vectors``: 3장 단어 표현 — one-hot vectors, cosine similarity, embedding lookup, PCA
+- ``count_vectors``: 3장 — TF-IDF, co-occurrence counts, PPMI and truncated SVD (LSA)
 - ``word2vec`` : 4장 Word2Vec — skip-gram and CBOW with negative sampling in NumPy
 - ``datasets`` : corpora bundled with KoNLPy and gensim (no network)
 - ``viz``      : Korean fonts for matplotlib

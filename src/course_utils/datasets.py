@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import bz2
 import importlib
 import unicodedata
 from pathlib import Path
@@ -91,14 +92,26 @@ WIKI_SAMPLE = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.
 def load_wiki_sample() -> list[list[str]]:
     """106 English Wikipedia articles (about 470,000 words), lower-cased and tokenized.
 
-    The shortened dump ships with gensim's tests; gensim's ``WikiCorpus`` strips
-    the wiki markup. Parsing takes a few seconds.
+    The shortened dump ships with gensim's tests. The result is what gensim's
+    ``WikiCorpus(..., lower=True, token_min_len=1).get_texts()`` yields (a test
+    checks it), built from the same functions (``extract_pages``,
+    ``process_article``) but in this process: ``WikiCorpus`` forks a worker
+    pool, and a fork after KoNLPy has started the Java VM can hang for ever.
+    Parsing takes a few seconds.
     """
-    corpora = _import("gensim.corpora", "gensim")
-    wiki = corpora.WikiCorpus(
-        str(gensim_test_file(WIKI_SAMPLE)), dictionary={}, processes=1, lower=True, token_min_len=1
-    )
-    return [list(tokens) for tokens in wiki.get_texts()]
+    wikicorpus = _import("gensim.corpora.wikicorpus", "gensim")
+    articles = []
+    with bz2.BZ2File(gensim_test_file(WIKI_SAMPLE)) as dump:
+        for title, text, pageid in wikicorpus.extract_pages(dump, ("0",)):  # articles only
+            tokens, _, _ = wikicorpus.process_article(
+                (text, title, pageid), token_min_len=1, token_max_len=wikicorpus.TOKEN_MAX_LEN
+            )
+            # WikiCorpus's own pruning: redirects and stubs, and pages of other namespaces.
+            stub = len(tokens) < wikicorpus.ARTICLE_MIN_WORDS
+            if stub or any(title.startswith(f"{ns}:") for ns in wikicorpus.IGNORED_NAMESPACES):
+                continue
+            articles.append(list(tokens))
+    return articles
 
 
 def _read_pairs(name: str) -> list[tuple[str, str, float]]:

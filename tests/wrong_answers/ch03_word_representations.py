@@ -39,4 +39,37 @@ WRONG = [
         # "Orthogonal, so the distance is 0": confuses the dot product with the distance.
         'q5_answer = "a"\n',
     ),
+    (
+        "q6",
+        "def shifted_ppmi",
+        # Clips first and shifts afterwards: max(PMI, 0) - log k, so kept cells go negative.
+        "def shifted_ppmi(counts, k, alpha):\n"
+        "    counts = np.asarray(counts, dtype=float)\n"
+        "    total = counts.sum()\n"
+        "    p_word = counts.sum(axis=1) / total\n"
+        "    smoothed = counts.sum(axis=0) ** alpha\n"
+        "    p_context = smoothed / smoothed.sum()\n"
+        "    rows, cols = np.nonzero(counts)\n"
+        "    pmi = np.log(counts[rows, cols] / total) - np.log(p_word[rows]) - np.log(p_context[cols])\n"
+        "    result = np.zeros_like(counts)\n"
+        "    result[rows, cols] = np.maximum(pmi, 0.0) - np.log(k)\n"
+        "    return result\n",
+    ),
+    (
+        "q7",
+        "def tfidf_variant",
+        # Copies the chapter's defaults: raw counts and the smoothed idf ln((1 + N) / (1 + df)) + 1.
+        "def tfidf_variant(documents):\n"
+        "    terms = sorted({t for doc in documents for t in doc})\n"
+        "    tf = np.array([[doc.count(t) for t in terms] for doc in documents], dtype=float)\n"
+        "    idf = np.log((1 + len(documents)) / (1 + (tf > 0).sum(axis=0))) + 1\n"
+        "    matrix = tf * idf\n"
+        "    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True), terms\n",
+    ),
+    (
+        "q8",
+        "q8_answer",
+        # "PMI is 0, so the dot product is 0": forgets the shift by log k.
+        'q8_answer = "a"\n',
+    ),
 ]
