@@ -13,11 +13,11 @@ if it stops being true.
 import numpy as np
 import pytest
 
+from course_utils.count_vectors import cooccurrence_matrix, encode_corpus
 from course_utils.datasets import korean_corpus_lines, load_wiki_sample
 from course_utils.subword_vectors import (
     SubwordConfig,
     compare_unseen_eojeols,
-    cooccurrence_matrix,
     pair_weight_shares,
     time_skipgram_and_cbow,
 )
@@ -116,7 +116,8 @@ def test_fasttext_gives_more_held_out_eojeol_a_vector_than_either_word2vec(korea
 def test_glove_weight_sits_between_uniform_and_count_weighting(korean_morphemes):
     """4장: f gives the once-seen pairs and the top 1% pairs a share between the two extremes."""
     _, morphemes = korean_morphemes
-    _, X = cooccurrence_matrix(morphemes, window=5)
+    vocabulary, ids = encode_corpus(morphemes)
+    X = cooccurrence_matrix(ids, len(vocabulary), 5)
     shares = pair_weight_shares(X, top_fraction=0.01)
     once, top = shares.once, shares.top
     assert once["count"] < once["glove"] < once["uniform"] and once["uniform"] > 0.5

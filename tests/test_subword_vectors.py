@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.sparse
 from conftest import ROOT
 from gensim.models import FastText
 from gensim.models.fasttext import ft_ngram_hashes
@@ -19,7 +20,6 @@ from course_utils.subword_vectors import (
     SubwordConfig,
     char_ngrams,
     compare_unseen_eojeols,
-    cooccurrence_matrix,
     eojeol_morphemes,
     fasttext_hash,
     fasttext_vector,
@@ -301,27 +301,10 @@ def test_glove_loss_rejects_mismatched_shapes():
         glove_loss_and_grads(W, Wc, b, bc, -X)
 
 
-def test_cooccurrence_matrix_counts_every_pair_within_the_window_both_ways():
-    sentences = [["a", "b", "c", "a"], ["c", "b"], []]
-    vocab, X = cooccurrence_matrix(sentences, window=2)
-    expected = np.zeros((3, 3))
-    for sentence in sentences:
-        for i, left in enumerate(sentence):
-            for j, right in enumerate(sentence):
-                if 0 < abs(i - j) <= 2:
-                    expected[vocab.index(left), vocab.index(right)] += 1
-    assert vocab == ["a", "b", "c"]
-    np.testing.assert_array_equal(X, expected)
-    np.testing.assert_array_equal(X, X.T)
-    with pytest.raises(ValueError, match="window must be an int >= 1"):
-        cooccurrence_matrix(sentences, window=0)
-    with pytest.raises(TypeError, match="not one str"):
-        cooccurrence_matrix("a b c")
-
-
 def test_pair_weight_shares_sum_the_three_weightings():
     X = np.array([[0, 1, 1], [1, 0, 300], [1, 300, 8]], dtype=float)
     shares = pair_weight_shares(X, top_fraction=0.3)  # the two 300s are the top pairs
+    assert pair_weight_shares(scipy.sparse.csr_matrix(X), top_fraction=0.3) == shares
     nonzero = np.array([1, 1, 1, 300, 1, 300, 8], dtype=float)
     glove = glove_weight(nonzero)
     assert shares.pairs == 7

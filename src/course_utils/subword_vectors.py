@@ -17,8 +17,8 @@ co-occurrence count matrix ``X`` by weighted least squares,
     f(x) = (x / x_max)^α if x < x_max else 1,  x_max = 100, α = 3/4;
 
 :func:`glove_weight` and :func:`glove_loss_and_grads` are the two formulas, and
-:func:`pair_weight_shares` shows what f does to the counts of
-:func:`cooccurrence_matrix`.
+:func:`pair_weight_shares` shows what f does to the co-occurrence counts
+(``course_utils.count_vectors.cooccurrence_matrix``, 3장).
 
 :func:`time_skipgram_and_cbow` times one epoch of 4장's skip-gram and CBOW in
 alternation, for the speed half of the trade-off Mikolov et al. (2013a) report.
@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 __all__ = [
     "ArchitectureTiming",
@@ -41,7 +42,6 @@ __all__ = [
     "UnseenEojeolComparison",
     "char_ngrams",
     "compare_unseen_eojeols",
-    "cooccurrence_matrix",
     "eojeol_morphemes",
     "fasttext_hash",
     "fasttext_vector",
@@ -362,29 +362,6 @@ def glove_loss_and_grads(
     return loss, grad_W, grad_W_context, grad_b, grad_b_context
 
 
-def cooccurrence_matrix(
-    sentences: Sequence[Sequence[str]], window: int = 5
-) -> tuple[list[str], np.ndarray]:
-    """The sorted vocabulary and ``X`` ``(V, V)``: how often word j is within ``window`` of word i.
-
-    Every pair counts 1 whatever its distance (GloVe's paper counts a pair d
-    words apart as 1/d); ``X`` is symmetric.
-    """
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ValueError(f"window must be an int >= 1, got {window!r}")
-    if isinstance(sentences, str):
-        raise TypeError("sentences must be a list of token lists, not one str")
-    vocab = sorted({token for sentence in sentences for token in sentence})
-    index = {token: i for i, token in enumerate(vocab)}
-    X = np.zeros((len(vocab), len(vocab)))  # (V, V)
-    for sentence in sentences:
-        ids = np.array([index[token] for token in sentence], dtype=np.int64)  # (T,)
-        for d in range(1, window + 1):
-            np.add.at(X, (ids[:-d], ids[d:]), 1.0)  # the word d to the right
-            np.add.at(X, (ids[d:], ids[:-d]), 1.0)  # the word d to the left
-    return vocab, X
-
-
 @dataclass
 class PairWeightShares:
     """How much of the total weight goes to the rarest and to the most frequent pairs."""
@@ -396,12 +373,16 @@ class PairWeightShares:
 
 
 def pair_weight_shares(
-    X: np.ndarray, top_fraction: float = 0.01, x_max: float = 100.0, alpha: float = 0.75
+    X: Any, top_fraction: float = 0.01, x_max: float = 100.0, alpha: float = 0.75
 ) -> PairWeightShares:
-    """Shares of the weight when each nonzero count weighs 1, GloVe's f(x), or x itself."""
+    """Shares of the weight when each nonzero count weighs 1, GloVe's f(x), or x itself.
+
+    ``X`` ``(V, V)`` is a dense array or a SciPy sparse matrix of counts.
+    """
     if not 0 < top_fraction < 1:
         raise ValueError(f"top_fraction must be in (0, 1), got {top_fraction}")
-    nonzero = np.asarray(X, dtype=float)[np.asarray(X) > 0]  # (N,)
+    counts = X.toarray() if scipy.sparse.issparse(X) else np.asarray(X, dtype=float)
+    nonzero = counts[counts > 0].astype(float)  # (N,)
     if nonzero.size == 0:
         raise ValueError("X has no nonzero count")
     top = nonzero >= np.quantile(nonzero, 1 - top_fraction)  # (N,): the most frequent pairs
