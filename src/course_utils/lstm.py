@@ -5,41 +5,60 @@ bidirectional, weights named as in torch); only the cell differs. Gates are
 stacked in torch's order: LSTM ``i, f, g, o`` and GRU ``r, z, n``.
 
 The chapter's experiments (:func:`run_adding_problem`, :func:`input_sensitivity`,
-:func:`time_recurrent_layers`) live here, so that the book and
-``tests/test_claims_ch07_ch08.py`` run the same code with the same settings.
+:func:`time_recurrent_layers`, :func:`run_char_language_models`) live here, so
+that the book and ``tests/test_claims_ch07_ch08.py`` run the same code with the
+same settings.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 from torch.autograd.function import once_differentiable
 
-from course_utils.device import get_device, seed_everything
+from course_utils.device import get_device, run_size, seed_everything
 from course_utils.progress import progress
-from course_utils.rnn import RNN, RecurrentLayer, State
-from course_utils.sequences import adding_problem
-from course_utils.train import clip_grad_norm
+from course_utils.rnn import (
+    RNN,
+    Batches,
+    CharLMConfig,
+    RecurrentLayer,
+    RNNLanguageModel,
+    State,
+    char_lm_config,
+    char_vocab,
+    lm_loss,
+    perplexity,
+)
+from course_utils.sequences import adding_problem, lm_windows
+from course_utils.train import History, clip_grad_norm, fit
 
 __all__ = [
     "ADDING_LENGTHS",
+    "CHAR_LM_COMPARISON_EPOCHS",
     "GRU",
     "LSTM",
     "AddingResult",
     "AutogradLSTM",
+    "CharLMComparison",
+    "CharLMRun",
     "LSTMSequence",
     "SequenceRegressor",
     "Timing",
+    "char_lm_comparison_config",
     "gru_cell",
     "input_sensitivity",
     "lstm_cell",
     "recurrent_parameter_count",
     "run_adding_problem",
+    "run_char_language_models",
     "time_forward_backward",
     "time_recurrent_layers",
 ]
@@ -455,3 +474,147 @@ def time_recurrent_layers(
     layers["GRU"].load_state_dict(torch_gru.state_dict())
     x = torch.randn(batch_size, length, input_size)  # (B, T, I)
     return time_forward_backward(layers, x, rounds)
+
+
+# ---------------------------------------------------------------------------
+# 8장's language models: 6장's character task with torch's LSTM and GRU.
+# ---------------------------------------------------------------------------
+
+#: Epochs per ``COURSE_RUN`` size. The CPU run trains three models, so each gets a
+#: third of 6장's 24 epochs; the large run is 6장's large run (40 epochs) for every cell.
+CHAR_LM_COMPARISON_EPOCHS = {"small": 8, "large": 40}
+
+_LANGUAGE_MODEL_LAYERS: dict[str, type[nn.Module]] = {
+    "rnn": nn.RNN,
+    "lstm": nn.LSTM,
+    "gru": nn.GRU,
+}
+
+
+def char_lm_comparison_config(size: str | None = None) -> CharLMConfig:
+    """6장's :func:`~course_utils.rnn.char_lm_config`, with the epochs of this comparison."""
+    size = run_size() if size is None else size
+    if size not in CHAR_LM_COMPARISON_EPOCHS:
+        raise ValueError(f"size must be one of {sorted(CHAR_LM_COMPARISON_EPOCHS)}, got {size!r}")
+    return dataclasses.replace(char_lm_config(size), epochs=CHAR_LM_COMPARISON_EPOCHS[size])
+
+
+@dataclass
+class CharLMRun:
+    """One trained character language model of the comparison."""
+
+    cell: str  # "rnn", "lstm" or "gru"
+    perplexity: float  # the held-out text read once, the state carried over (6장)
+    parameters: int  # the whole model: embedding, recurrent layer, output layer
+    recurrent_parameters: int  # the recurrent layer alone
+    seconds: float  # training time
+    history: History = field(repr=False)  # per epoch: training and held-out window losses
+    model: RNNLanguageModel = field(repr=False)  # on the device it was trained on
+
+
+@dataclass
+class CharLMComparison:
+    """The models of :func:`run_char_language_models`, one run per cell, in the order asked."""
+
+    config: CharLMConfig
+    runs: dict[str, CharLMRun]
+
+
+def _check_chars(chars: object, name: str) -> None:
+    if isinstance(chars, str) or not isinstance(chars, Sequence):
+        raise TypeError(
+            f"{name} must be a list of characters (list(text)), got {type(chars).__name__}"
+        )
+    if len(chars) < 2:
+        raise ValueError(f"{name} must hold at least 2 characters, got {len(chars)}")
+
+
+def run_char_language_models(
+    train_chars: Sequence[str],
+    held_out_chars: Sequence[str],
+    cells: Sequence[str] = ("rnn", "lstm", "gru"),
+    config: CharLMConfig | None = None,
+    device: str | torch.device | None = None,
+    show_progress: bool = True,
+) -> CharLMComparison:
+    """Train 6장's character language model once per cell with ``torch.nn.RNN/LSTM/GRU``.
+
+    Everything but the recurrent layer is 6장's :func:`~course_utils.rnn.train_char_lm`:
+    the vocabulary, the model around the layer, the windows, the loss, Adam,
+    clipping, the seeds and the held-out perplexity. Every cell starts from the
+    same seed and sees the same windows in the same order; with the same seed,
+    ``torch.nn.RNN`` starts from the very weights of 6장's RNN. ``config``
+    defaults to :func:`char_lm_comparison_config`.
+    """
+    _check_chars(train_chars, "train_chars")
+    _check_chars(held_out_chars, "held_out_chars")
+    if isinstance(cells, str) or not cells or any(c not in _LANGUAGE_MODEL_LAYERS for c in cells):
+        raise ValueError(
+            f"cells must be a non-empty list from {sorted(_LANGUAGE_MODEL_LAYERS)}, got {cells!r}"
+        )
+    if len(set(cells)) != len(cells):
+        raise ValueError(f"each cell may appear once in cells, got {list(cells)}")
+    config = char_lm_comparison_config() if config is None else config
+    if not isinstance(config, CharLMConfig):
+        raise TypeError(f"config must be a CharLMConfig, got {type(config).__name__}")
+    vocab = char_vocab(train_chars)
+    train_ids = torch.tensor(vocab.encode(list(train_chars)))  # (N,)
+    held_out_ids = torch.tensor(vocab.encode(list(held_out_chars)))  # (M,)
+    target = get_device() if device is None else torch.device(device)
+    runs = {
+        cell: _train_language_model(
+            cell, len(vocab), train_ids, held_out_ids, config, target, show_progress
+        )
+        for cell in cells
+    }
+    return CharLMComparison(config=config, runs=runs)
+
+
+def _train_language_model(
+    cell: str,
+    vocab_size: int,
+    train_ids: torch.Tensor,  # (N,)
+    held_out_ids: torch.Tensor,  # (M,)
+    config: CharLMConfig,
+    device: torch.device,
+    show_progress: bool,
+) -> CharLMRun:
+    """6장's training of :func:`~course_utils.rnn.train_char_lm`, with torch's ``cell`` layer."""
+    seed_everything(config.seed)  # for "rnn": the very initial weights of 6장's RNN
+    layer = _LANGUAGE_MODEL_LAYERS[cell](
+        config.embedding_size, config.hidden_size, batch_first=True
+    )
+    # torch's layers have the attributes RNNLanguageModel reads from a RecurrentLayer.
+    model = RNNLanguageModel(vocab_size, layer, dropout=config.dropout)  # type: ignore[arg-type]
+    windows = torch.Generator().manual_seed(config.seed)  # the same cuts for every cell
+
+    def train_batches() -> Batches:
+        return lm_windows(train_ids, config.batch_size, config.num_steps, windows)
+
+    def val_batches() -> Batches:
+        same_cuts = torch.Generator().manual_seed(1)  # the same windows every epoch
+        return lm_windows(held_out_ids, 16, config.num_steps, same_cuts)
+
+    start = time.perf_counter()
+    history = fit(
+        model,
+        train_batches,
+        lm_loss,
+        torch.optim.Adam(model.parameters(), lr=config.lr),
+        epochs=config.epochs,
+        clip_norm=config.clip_norm,
+        val_batches=val_batches,
+        device=device,
+        seed=config.seed,
+        show_progress=show_progress,
+    )
+    seconds = time.perf_counter() - start
+    return CharLMRun(
+        cell=cell,
+        perplexity=perplexity(model, held_out_ids.to(device)),
+        parameters=sum(p.numel() for p in model.parameters()),
+        recurrent_parameters=sum(p.numel() for p in layer.parameters()),
+        seconds=seconds,
+        history=history,
+        model=model,
+    )

@@ -52,4 +52,16 @@ WRONG = [
         # Takes the gradient story for the value: an open forget gate alone, whatever the input gate adds.
         "q5_answer = 'b'\n",
     ),
+    (
+        "q6",
+        "def combine_perplexities",
+        # Weights the chunks by their length but averages the perplexities, not their logarithms.
+        "def combine_perplexities(perplexities, counts):\n"
+        "    if len(perplexities) != len(counts) or len(counts) == 0:\n"
+        "        raise ValueError('lengths')\n"
+        "    if any(int(n) != n or n < 1 for n in counts) or any(p < 1 for p in perplexities):\n"
+        "        raise ValueError('values')\n"
+        "    ppl = sum(n * p for p, n in zip(perplexities, counts)) / sum(counts)\n"
+        "    return float(ppl), float(np.log2(ppl))\n",
+    ),
 ]
