@@ -13,6 +13,7 @@ same settings.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import statistics
 import time
 from collections.abc import Sequence
@@ -27,18 +28,15 @@ from course_utils.device import get_device, run_size, seed_everything
 from course_utils.progress import progress
 from course_utils.rnn import (
     RNN,
-    Batches,
     CharLMConfig,
     RecurrentLayer,
     RNNLanguageModel,
     State,
     char_lm_config,
-    char_vocab,
-    lm_loss,
-    perplexity,
+    train_char_lm,
 )
-from course_utils.sequences import adding_problem, lm_windows
-from course_utils.train import History, clip_grad_norm, fit
+from course_utils.sequences import adding_problem
+from course_utils.train import History, clip_grad_norm
 
 __all__ = [
     "ADDING_LENGTHS",
@@ -557,64 +555,20 @@ def run_char_language_models(
     config = char_lm_comparison_config() if config is None else config
     if not isinstance(config, CharLMConfig):
         raise TypeError(f"config must be a CharLMConfig, got {type(config).__name__}")
-    vocab = char_vocab(train_chars)
-    train_ids = torch.tensor(vocab.encode(list(train_chars)))  # (N,)
-    held_out_ids = torch.tensor(vocab.encode(list(held_out_chars)))  # (M,)
-    target = get_device() if device is None else torch.device(device)
-    runs = {
-        cell: _train_language_model(
-            cell, len(vocab), train_ids, held_out_ids, config, target, show_progress
+    runs = {}
+    for cell in cells:
+        # 6장's training with another layer: layer(embedding_size, hidden_size, batch_first=True)
+        layer = functools.partial(_LANGUAGE_MODEL_LAYERS[cell], batch_first=True)
+        result = train_char_lm(
+            train_chars, held_out_chars, config, device, show_progress, recurrent=layer
         )
-        for cell in cells
-    }
+        runs[cell] = CharLMRun(
+            cell=cell,
+            perplexity=result.perplexity,
+            parameters=result.parameters,
+            recurrent_parameters=sum(p.numel() for p in result.model.recurrent.parameters()),
+            seconds=result.seconds,
+            history=result.history,
+            model=result.model,
+        )
     return CharLMComparison(config=config, runs=runs)
-
-
-def _train_language_model(
-    cell: str,
-    vocab_size: int,
-    train_ids: torch.Tensor,  # (N,)
-    held_out_ids: torch.Tensor,  # (M,)
-    config: CharLMConfig,
-    device: torch.device,
-    show_progress: bool,
-) -> CharLMRun:
-    """6장's training of :func:`~course_utils.rnn.train_char_lm`, with torch's ``cell`` layer."""
-    seed_everything(config.seed)  # for "rnn": the very initial weights of 6장's RNN
-    layer = _LANGUAGE_MODEL_LAYERS[cell](
-        config.embedding_size, config.hidden_size, batch_first=True
-    )
-    # torch's layers have the attributes RNNLanguageModel reads from a RecurrentLayer.
-    model = RNNLanguageModel(vocab_size, layer, dropout=config.dropout)  # type: ignore[arg-type]
-    windows = torch.Generator().manual_seed(config.seed)  # the same cuts for every cell
-
-    def train_batches() -> Batches:
-        return lm_windows(train_ids, config.batch_size, config.num_steps, windows)
-
-    def val_batches() -> Batches:
-        same_cuts = torch.Generator().manual_seed(1)  # the same windows every epoch
-        return lm_windows(held_out_ids, 16, config.num_steps, same_cuts)
-
-    start = time.perf_counter()
-    history = fit(
-        model,
-        train_batches,
-        lm_loss,
-        torch.optim.Adam(model.parameters(), lr=config.lr),
-        epochs=config.epochs,
-        clip_norm=config.clip_norm,
-        val_batches=val_batches,
-        device=device,
-        seed=config.seed,
-        show_progress=show_progress,
-    )
-    seconds = time.perf_counter() - start
-    return CharLMRun(
-        cell=cell,
-        perplexity=perplexity(model, held_out_ids.to(device)),
-        parameters=sum(p.numel() for p in model.parameters()),
-        recurrent_parameters=sum(p.numel() for p in layer.parameters()),
-        seconds=seconds,
-        history=history,
-        model=model,
-    )

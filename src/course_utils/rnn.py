@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -428,6 +428,7 @@ def train_char_lm(
     config: CharLMConfig | None = None,
     device: str | torch.device | None = None,
     show_progress: bool = True,
+    recurrent: Callable[[int, int], nn.Module] | None = None,
 ) -> CharLMResult:
     """Train the RNN language model of 6장 on characters; score the held-out text.
 
@@ -436,6 +437,8 @@ def train_char_lm(
     held-out loss uses windows whose state starts at zero; ``perplexity`` reads
     the whole held-out text once, as the n-gram models of 5장 do. Seeded: the
     same configuration on the same device gives the same numbers.
+    ``recurrent(embedding_size, hidden_size)`` builds another recurrent layer
+    (``batch_first=True``) in place of 6장's RNN: 8장 passes torch's LSTM and GRU.
     """
     config = char_lm_config() if config is None else config
     vocab = char_vocab(train_chars)
@@ -443,8 +446,12 @@ def train_char_lm(
     held_out_ids = torch.tensor(vocab.encode(list(held_out_chars)))  # (M,)
     target = get_device() if device is None else torch.device(device)
     seed_everything(config.seed)
-    recurrent = RNN(config.embedding_size, config.hidden_size, batch_first=True)
-    model = RNNLanguageModel(len(vocab), recurrent, dropout=config.dropout)
+    if recurrent is None:
+        layer: nn.Module = RNN(config.embedding_size, config.hidden_size, batch_first=True)
+    else:
+        layer = recurrent(config.embedding_size, config.hidden_size)
+    # torch's layers have the attributes RNNLanguageModel reads from a RecurrentLayer.
+    model = RNNLanguageModel(len(vocab), layer, dropout=config.dropout)  # type: ignore[arg-type]
     windows = torch.Generator().manual_seed(config.seed)  # new cuts every epoch
 
     def train_batches() -> Batches:
