@@ -12,6 +12,15 @@ Modules mirror the book's chapters (see each module's docstring):
 - ``word_vectors``: 3장 단어 표현 — one-hot vectors, cosine similarity, embedding lookup, PCA
 - ``count_vectors``: 3장 — TF-IDF, co-occurrence counts, PPMI and truncated SVD (LSA)
 - ``word2vec`` : 4장 Word2Vec — skip-gram and CBOW with negative sampling in NumPy
+- ``subword_vectors``: 4장 — fastText's character n-grams and GloVe's objective
+- ``autoregressive``: 5장 시퀀스 모델 — the autoregressive model AR(τ)
+- ``ngram``    : 5장 — n-gram language models with Kneser–Ney smoothing
+- ``sequences``: 5–8장 — windows and batches of sequence data
+- ``rnn``      : 6장 순환 신경망 — the recurrent layer from scratch and a language model on top
+- ``bptt``     : 7장 BPTT — backpropagation through time by hand, vanishing and exploding gradients
+- ``lstm``     : 8장 LSTM과 GRU — gated cells from scratch, equal to torch's
+- ``translation_data``: 9–10장 — a generated English→Korean corpus with gold alignments
+- ``gettext_corpus``: 9–10장 — English→Korean pairs from the Debian packages' Korean translations
 - ``datasets`` : corpora bundled with KoNLPy and gensim (no network)
 - ``viz``      : Korean fonts for matplotlib
 - ``train``    : the shared training loop (gradient clipping, history, NaN guard) for 6장 onwards
