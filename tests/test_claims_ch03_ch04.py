@@ -19,13 +19,13 @@ from course_utils.subword_vectors import (
     SubwordConfig,
     compare_unseen_eojeols,
     pair_weight_shares,
-    time_skipgram_and_cbow,
 )
 from course_utils.word2vec import (
     Word2VecConfig,
     compare_with_gensim,
     keep_probability,
     time_against_gensim,
+    time_skipgram_and_cbow,
 )
 
 pytestmark = pytest.mark.slow

@@ -28,7 +28,6 @@ from course_utils.subword_vectors import (
     ngram_buckets,
     pair_weight_shares,
     split_eojeols,
-    time_skipgram_and_cbow,
 )
 
 WORDS = ["where", "국민은", "국민으로부터", "가", "", "ab", "제9조", "naïve", "🙂웃음"]
@@ -320,14 +319,3 @@ def test_pair_weight_shares_sum_the_three_weightings():
 
 
 # --- skip-gram against CBOW ------------------------------------------------------------
-
-
-def test_time_skipgram_and_cbow_times_each_architecture_once_per_repeat():
-    from course_utils.word2vec import Word2VecConfig
-
-    sentences = [["a", "b", "c", "d", "a", "b"]] * 20
-    timing = time_skipgram_and_cbow(sentences, Word2VecConfig(min_count=1, epochs=3), repeats=2)
-    assert len(timing.skipgram_seconds) == len(timing.cbow_seconds) == 2
-    assert timing.cbow_speedup > 0
-    with pytest.raises(ValueError, match="repeats must be an int >= 1"):
-        time_skipgram_and_cbow(sentences, Word2VecConfig(min_count=1), repeats=0)

@@ -21,6 +21,7 @@ from course_utils.word2vec import (
     scatter_add,
     sgns_loss_and_grads,
     time_against_gensim,
+    time_skipgram_and_cbow,
     train_gensim,
 )
 
@@ -371,3 +372,12 @@ def test_time_against_gensim_alternates_one_epoch_each():
     assert speed.gensim_speedup == pytest.approx(expected)
     with pytest.raises(ValueError, match="repeats must be an int >= 1"):
         time_against_gensim(WIKI_LIKE, Word2VecConfig(), repeats=0)
+
+
+def test_time_skipgram_and_cbow_times_each_architecture_once_per_repeat():
+    sentences = [["a", "b", "c", "d", "a", "b"]] * 20
+    timing = time_skipgram_and_cbow(sentences, Word2VecConfig(min_count=1, epochs=3), repeats=2)
+    assert len(timing.skipgram_seconds) == len(timing.cbow_seconds) == 2
+    assert timing.cbow_speedup > 0
+    with pytest.raises(ValueError, match="repeats must be an int >= 1"):
+        time_skipgram_and_cbow(sentences, Word2VecConfig(min_count=1), repeats=0)

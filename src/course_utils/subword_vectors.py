@@ -20,23 +20,19 @@ co-occurrence count matrix ``X`` by weighted least squares,
 :func:`pair_weight_shares` shows what f does to the co-occurrence counts
 (``course_utils.count_vectors.cooccurrence_matrix``, 3장).
 
-:func:`time_skipgram_and_cbow` times one epoch of 4장's skip-gram and CBOW in
-alternation, for the speed half of the trade-off Mikolov et al. (2013a) report.
 """
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse
 
 __all__ = [
-    "ArchitectureTiming",
     "PairWeightShares",
     "SubwordConfig",
     "UnseenEojeolComparison",
@@ -50,7 +46,6 @@ __all__ = [
     "ngram_buckets",
     "pair_weight_shares",
     "split_eojeols",
-    "time_skipgram_and_cbow",
 ]
 
 
@@ -397,42 +392,3 @@ def pair_weight_shares(
         pairs=int(nonzero.size),
         top_fraction=top_fraction,
     )
-
-
-# --- skip-gram against CBOW: the speed half of the trade-off -----------------------
-
-
-@dataclass
-class ArchitectureTiming:
-    """Seconds of one epoch of skip-gram and of CBOW, measured in alternation."""
-
-    skipgram_seconds: list[float]
-    cbow_seconds: list[float]
-
-    @property
-    def cbow_speedup(self) -> float:
-        """Median over the repeats of skip-gram's time divided by CBOW's."""
-        return float(np.median(np.array(self.skipgram_seconds) / np.array(self.cbow_seconds)))
-
-
-def time_skipgram_and_cbow(
-    sentences: Sequence[Sequence[str]], config: Any, repeats: int = 3
-) -> ArchitectureTiming:
-    """One epoch of 4장's skip-gram and CBOW (``config`` otherwise), alternating ``repeats`` times.
-
-    Building the vocabulary is not timed; alternating keeps a change in the
-    machine's load from falling on one side only.
-    """
-    from course_utils.word2vec import Word2Vec
-
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
-    sentences = [list(s) for s in sentences]
-    seconds: dict[bool, list[float]] = {True: [], False: []}
-    for _ in range(repeats):
-        for sg in (True, False):
-            model = Word2Vec(sentences, replace(config, sg=sg, epochs=1))
-            start = time.perf_counter()
-            model.train(show_progress=False)
-            seconds[sg].append(time.perf_counter() - start)
-    return ArchitectureTiming(seconds[True], seconds[False])

@@ -39,6 +39,7 @@ from course_utils.progress import progress
 
 __all__ = [
     "AliasSampler",
+    "ArchitectureTiming",
     "GensimComparison",
     "SpeedComparison",
     "VectorScores",
@@ -53,6 +54,7 @@ __all__ = [
     "sgns_coefficients",
     "sgns_loss_and_grads",
     "time_against_gensim",
+    "time_skipgram_and_cbow",
     "train_gensim",
 ]
 
@@ -717,3 +719,40 @@ def time_against_gensim(
         theirs.train(sentences, total_examples=theirs.corpus_count, epochs=1)
         gensim_seconds.append(time.perf_counter() - start)
     return SpeedComparison(ours_seconds, gensim_seconds, sum(map(len, sentences)))
+
+
+# -- skip-gram against CBOW: the speed half of the trade-off -----------------
+
+
+@dataclass
+class ArchitectureTiming:
+    """Seconds of one epoch of skip-gram and of CBOW, measured in alternation."""
+
+    skipgram_seconds: list[float]
+    cbow_seconds: list[float]
+
+    @property
+    def cbow_speedup(self) -> float:
+        """Median over the repeats of skip-gram's time divided by CBOW's."""
+        return float(np.median(np.array(self.skipgram_seconds) / np.array(self.cbow_seconds)))
+
+
+def time_skipgram_and_cbow(
+    sentences: Sequence[Sequence[str]], config: Word2VecConfig, repeats: int = 3
+) -> ArchitectureTiming:
+    """One epoch of 4장's skip-gram and CBOW (``config`` otherwise), alternating ``repeats`` times.
+
+    Building the vocabulary is not timed; alternating keeps a change in the
+    machine's load from falling on one side only.
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    sentences = [list(s) for s in sentences]
+    seconds: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(repeats):
+        for sg in (True, False):
+            model = Word2Vec(sentences, replace(config, sg=sg, epochs=1))
+            start = time.perf_counter()
+            model.train(show_progress=False)
+            seconds[sg].append(time.perf_counter() - start)
+    return ArchitectureTiming(seconds[True], seconds[False])
