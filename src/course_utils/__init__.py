@@ -19,6 +19,7 @@ Modules mirror the book's chapters (see each module's docstring):
 - ``rnn``      : 6장 순환 신경망 — the recurrent layer from scratch and a language model on top
 - ``bptt``     : 7장 BPTT — backpropagation through time by hand, vanishing and exploding gradients
 - ``lstm``     : 8장 LSTM과 GRU — gated cells from scratch, equal to torch's
+- ``seq2seq``  : 9장 Seq2seq — evaluation so far: BLEU equal to sacrebleu's, exact match
 - ``translation_data``: 9–10장 — a generated English→Korean corpus with gold alignments
 - ``gettext_corpus``: 9–10장 — English→Korean pairs from the Debian packages' Korean translations
 - ``datasets`` : corpora bundled with KoNLPy and gensim (no network)

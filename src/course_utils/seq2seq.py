@@ -10,7 +10,7 @@ BLEU (Papineni et al., 2002) from scratch, equal to
 - the brevity penalty compares the corpus's hypothesis length with the sum of
   each sentence's closest reference length (ties go to the shorter one);
 - the score is the brevity penalty times the geometric mean of the n = 1..4
-  precisions, on sacrebleu's 0–100 scale.
+  precisions (``max_n = 4``), on sacrebleu's 0–100 scale.
 
 Sentences are token lists. The references of sentence ``i`` are
 ``references[i]``: a list of token lists, or, for the common case of one
@@ -228,7 +228,7 @@ def _bleu_from_statistics(
             assert smooth_value is not None
             matches, total = matches + smooth_value, total + smooth_value
         if total == 0:
-            break  # no hypothesis this long; this and higher orders keep precision 0
+            break  # no hypothesis has n tokens: this and higher orders keep precision 0
         if effective_order:
             used_orders = n
         if matches > 0:
@@ -318,8 +318,9 @@ def time_against_sacrebleu(
     """Median seconds of our :func:`corpus_bleu` and ``sacrebleu.corpus_bleu`` on one corpus.
 
     Ours gets the token lists, sacrebleu the joined strings with ``tokenize="none",
-    force=True`` (each its own input form, prepared before timing); the two alternate ``repeats`` times after one
-    warm-up each, so a change of load hits both alike. Raises if the scores differ.
+    force=True`` (each its own input form, prepared before timing); the two
+    alternate ``repeats`` times after one warm-up each, so a change of load hits
+    both alike. Raises if the scores differ.
     """
     import sacrebleu
 
