@@ -41,19 +41,19 @@ WRONG = [
     ),
     (
         "q6",
-        "def shifted_ppmi",
-        # Clips first and shifts afterwards: max(PMI, 0) - log k, so kept cells go negative.
-        "def shifted_ppmi(counts, k, alpha):\n"
+        "def shift_threshold",
+        # Counts every nonzero-count cell that SPPMI_k leaves at 0, also those the clip at k = 1
+        # had already zeroed (PMI <= 0): the shift did not remove them.
+        "def shift_threshold(counts, w, c):\n"
         "    counts = np.asarray(counts, dtype=float)\n"
-        "    total = counts.sum()\n"
-        "    p_word = counts.sum(axis=1) / total\n"
-        "    smoothed = counts.sum(axis=0) ** alpha\n"
-        "    p_context = smoothed / smoothed.sum()\n"
-        "    rows, cols = np.nonzero(counts)\n"
-        "    pmi = np.log(counts[rows, cols] / total) - np.log(p_word[rows]) - np.log(p_context[cols])\n"
-        "    result = np.zeros_like(counts)\n"
-        "    result[rows, cols] = np.maximum(pmi, 0.0) - np.log(k)\n"
-        "    return result\n",
+        "    ratio = counts[w, c] * counts.sum() / (counts[w].sum() * counts[:, c].sum())\n"
+        "    return float(max(ratio, 1.0))\n"
+        "\n"
+        "\n"
+        "def zeroed_by_shift(counts, k):\n"
+        "    counts = np.asarray(counts, dtype=float)\n"
+        "    ratio = counts * counts.sum() / np.outer(counts.sum(axis=1), counts.sum(axis=0))\n"
+        "    return int(np.sum((counts > 0) & (ratio <= k)))\n",
     ),
     (
         "q7",
