@@ -55,29 +55,36 @@ WRONG = [
     ),
     (
         "q6",
-        "def oov_vector",
-        # Takes the n-grams of the bare word, forgetting fastText's boundary marks < and >.
-        "def oov_vector(word, table, min_n, max_n, row_of):\n"
-        "    table = np.asarray(table, dtype=float)\n"
-        "    ngrams = [word[i:i + n] for i in range(len(word)) for n in range(min_n, min(max_n, len(word) - i) + 1)]\n"
-        "    if not ngrams:\n"
-        "        raise ValueError('no n-grams')\n"
-        "    return table[[int(row_of(g)) for g in ngrams]].mean(axis=0)\n",
+        "def fasttext_sgns_grads",
+        # Adds the shares with fancy indexing: a row hit by several n-grams gets only one share.
+        "def fasttext_sgns_grads(word, own, table, u_o, u_neg, row_of, min_n=3, max_n=6):\n"
+        "    own, table, u_o, u_neg = (np.asarray(a, dtype=float) for a in (own, table, u_o, u_neg))\n"
+        "    m = '<' + word + '>'\n"
+        "    rows = [int(row_of(m[s:s + n])) for s in range(len(m)) for n in range(min_n, min(max_n, len(m) - s) + 1)\n"
+        "            if not (n == 1 and s in (0, len(m) - 1))]\n"
+        "    share = 1.0 / (len(rows) + 1)\n"
+        "    h = share * (own + table[rows].sum(axis=0))\n"
+        "    s = lambda x: 1 / (1 + np.exp(-x))\n"
+        "    loss = np.logaddexp(0, -(u_o @ h)) + np.logaddexp(0, u_neg @ h).sum()\n"
+        "    grad_h = (s(u_o @ h) - 1) * u_o + s(u_neg @ h) @ u_neg\n"
+        "    grad_table = np.zeros_like(table)\n"
+        "    grad_table[rows] += share * grad_h\n"
+        "    return float(loss), share * grad_h, grad_table\n",
     ),
     (
         "q7",
-        "def glove_sparse",
-        # Adds with fancy indexing: a word that is the row of several cells gets only one of them.
-        "def glove_sparse(W, W_context, b, b_context, rows, cols, counts, x_max=100.0, alpha=0.75):\n"
-        "    W, W_context, b, b_context, counts = (np.asarray(a, dtype=float) for a in (W, W_context, b, b_context, counts))\n"
-        "    rows, cols = np.asarray(rows, dtype=int), np.asarray(cols, dtype=int)\n"
-        "    weight = np.where(counts < x_max, (counts / x_max) ** alpha, 1.0)\n"
-        "    residual = (W[rows] * W_context[cols]).sum(axis=1) + b[rows] + b_context[cols] - np.log(counts)\n"
-        "    g = 2 * weight * residual\n"
-        "    grad_W, grad_b = np.zeros_like(W), np.zeros_like(b)\n"
-        "    grad_W[rows] += g[:, None] * W_context[cols]\n"
-        "    grad_b[rows] += g\n"
-        "    return float(np.sum(weight * residual**2)), grad_W, grad_b\n",
+        "def glove_adagrad_pass",
+        # One batch AdaGrad step with the summed gradient of all cells, instead of one step per cell in order.
+        "def glove_adagrad_pass(W, W_context, b, b_context, rows, cols, counts, lr=0.05, x_max=100.0, alpha=0.75):\n"
+        "    W, Wc, b, bc = (np.array(a, dtype=float) for a in (W, W_context, b, b_context))\n"
+        "    rows, cols, x = np.asarray(rows, dtype=int), np.asarray(cols, dtype=int), np.asarray(counts, dtype=float)\n"
+        "    g = 2 * np.where(x < x_max, (x / x_max) ** alpha, 1.0) * ((W[rows] * Wc[cols]).sum(1) + b[rows] + bc[cols] - np.log(x))\n"
+        "    grads = [np.zeros_like(W), np.zeros_like(Wc), np.zeros_like(b), np.zeros_like(bc)]\n"
+        "    np.add.at(grads[0], rows, g[:, None] * Wc[cols])\n"
+        "    np.add.at(grads[1], cols, g[:, None] * W[rows])\n"
+        "    np.add.at(grads[2], rows, g)\n"
+        "    np.add.at(grads[3], cols, g)\n"
+        "    return tuple(p - lr * d / (np.sqrt(1 + d**2) + 1e-10) for p, d in zip((W, Wc, b, bc), grads))\n",
     ),
     (
         "q8",
