@@ -16,7 +16,7 @@ import pytest
 import torch
 from conftest import ROOT
 
-from course_tools.prose import ClaimError, claim, glue_values
+from course_tools.prose import ClaimError, ClaimWarning, claim, glue_values
 
 CHAPTERS = sorted((ROOT / "book").glob("ch*.md"))
 _GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([A-Za-z_][\w]*)(?::[^`]*)?`")
@@ -108,9 +108,20 @@ def test_glue_values_takes_plain_numbers_and_strings(monkeypatch):
             glue_values(x=bad)
 
 
-def test_claim_fails_the_build_with_the_sentence():
+def test_claim_fails_the_build_with_the_sentence(monkeypatch):
+    monkeypatch.setenv("COURSE_RUN", "small")  # the run the prose describes
     claim(np.float64(1.0) < 2, "하나는 둘보다 작다")
     with pytest.raises(ClaimError, match="둘보다 크다"):
         claim(1 > 2, "하나는 둘보다 크다")
     with pytest.raises(TypeError, match="bool condition"):
         claim(torch.tensor(True), "텐서는 .item()으로")
+
+
+def test_claim_is_a_warning_in_a_larger_run_than_the_prose_describes(monkeypatch):
+    monkeypatch.setenv("COURSE_RUN", "large")
+    with pytest.warns(ClaimWarning, match="COURSE_RUN=small.*하나는 둘보다 크다"):
+        claim(1 > 2, "하나는 둘보다 크다")
+    claim(1 < 2, "하나는 둘보다 작다")  # a claim that holds says nothing
+    monkeypatch.setenv("COURSE_RUN", "small")
+    with pytest.raises(ClaimError):
+        claim(1 > 2, "하나는 둘보다 크다")
