@@ -38,6 +38,7 @@ __all__ = [
     "cooccurrence_matrix",
     "count_word_vectors",
     "encode_corpus",
+    "keyed_pair_scores",
     "ppmi",
     "svd_word_vectors",
     "tfidf",
@@ -325,22 +326,14 @@ class PairScores:
     simlex_pairs: int
 
 
-def word_pair_scores(words: Sequence[str], vectors: np.ndarray) -> PairScores:
-    """Score ``vectors`` ``(V, d)`` for ``words`` with gensim's ``evaluate_word_pairs``.
+def keyed_pair_scores(keyed: Any) -> PairScores:
+    """Score gensim ``KeyedVectors`` on WordSim353 and SimLex-999 with ``evaluate_word_pairs``.
 
-    As ``course_utils.word2vec.gensim_scores`` does for 4장 (without the slow
-    analogy test): pairs with a word outside the vocabulary are skipped.
+    Pairs with a word outside the vocabulary are skipped and not counted.
+    4장's ``course_utils.word2vec.gensim_scores`` adds the analogy test to this.
     """
-    from gensim.models import KeyedVectors
     from gensim.test.utils import datapath
 
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim != 2 or vectors.shape[0] != len(words):
-        raise ValueError(
-            f"vectors must be (V, d) with V = len(words) = {len(words)}, got {vectors.shape}"
-        )
-    keyed = KeyedVectors(vectors.shape[1])
-    keyed.add_vectors(list(words), vectors)
     scores = {}
     for name in ("wordsim353.tsv", "simlex999.txt"):
         path = datapath(name)
@@ -349,6 +342,20 @@ def word_pair_scores(words: Sequence[str], vectors: np.ndarray) -> PairScores:
             total = sum(1 for line in lines if line.strip() and not line.startswith("#"))
         scores[name] = (float(spearman.statistic), round(total * (1 - oov_percent / 100)))
     return PairScores(*scores["wordsim353.tsv"], *scores["simlex999.txt"])
+
+
+def word_pair_scores(words: Sequence[str], vectors: np.ndarray) -> PairScores:
+    """Score ``vectors`` ``(V, d)`` for ``words`` with :func:`keyed_pair_scores`."""
+    from gensim.models import KeyedVectors
+
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(words):
+        raise ValueError(
+            f"vectors must be (V, d) with V = len(words) = {len(words)}, got {vectors.shape}"
+        )
+    keyed = KeyedVectors(vectors.shape[1])
+    keyed.add_vectors(list(words), vectors)
+    return keyed_pair_scores(keyed)
 
 
 @dataclass(frozen=True)

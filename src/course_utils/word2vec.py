@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
+from course_utils.count_vectors import keyed_pair_scores
 from course_utils.progress import progress
 
 __all__ = [
@@ -597,31 +598,22 @@ class VectorScores:
     analogy_questions: int  # questions whose four words are all in the vocabulary
 
 
-def _data_lines(path: str) -> int:
-    with open(path, encoding="utf-8") as lines:
-        return sum(1 for line in lines if line.strip() and not line.startswith(("#", ":")))
-
-
 def gensim_scores(vectors: Any) -> VectorScores:
-    """Score gensim ``KeyedVectors`` with gensim's own evaluation functions and data."""
+    """Score gensim ``KeyedVectors`` with gensim's own evaluation functions and data.
+
+    The word pairs are scored as 3장 scores its count-based vectors
+    (``course_utils.count_vectors.keyed_pair_scores``); the analogies are added here.
+    """
     from gensim.test.utils import datapath
 
-    pairs = {}
-    for name in ("wordsim353.tsv", "simlex999.txt"):
-        path = datapath(name)
-        _, spearman, oov_percent = vectors.evaluate_word_pairs(path)
-        pairs[name] = (
-            float(spearman.statistic),
-            round(_data_lines(path) * (1 - oov_percent / 100)),
-        )
-    analogies = datapath("questions-words.txt")
-    accuracy, sections = vectors.evaluate_word_analogies(analogies)
+    pairs = keyed_pair_scores(vectors)
+    accuracy, sections = vectors.evaluate_word_analogies(datapath("questions-words.txt"))
     total = next(s for s in sections if s["section"] == "Total accuracy")
     return VectorScores(
-        ws353_rho=pairs["wordsim353.tsv"][0],
-        ws353_pairs=pairs["wordsim353.tsv"][1],
-        simlex_rho=pairs["simlex999.txt"][0],
-        simlex_pairs=pairs["simlex999.txt"][1],
+        ws353_rho=pairs.ws353_rho,
+        ws353_pairs=pairs.ws353_pairs,
+        simlex_rho=pairs.simlex_rho,
+        simlex_pairs=pairs.simlex_pairs,
         analogy_accuracy=float(accuracy),
         analogy_questions=len(total["correct"]) + len(total["incorrect"]),
     )
