@@ -23,6 +23,8 @@ def test_there_are_exercises_for_every_finished_chapter():
         "ch06_rnn",
         "ch07_bptt",
         "ch08_lstm_gru",
+        "ch09_seq2seq",
+        "ch10_attention",
     ]
 
 
