@@ -108,7 +108,6 @@ def test_lower_teacher_forcing_ratios_learn_less_in_the_same_budget(chapter):
     }
     assert by_ratio[1.0].bleu > by_ratio[0.5].bleu > by_ratio[0.0].bleu
     assert max(r.exact_match for r in by_ratio.values()) < 0.05
-    assert by_ratio[1.0].train_loss < by_ratio[0.0].train_loss
 
 
 def test_the_gettext_model_learns_only_the_frequent_message_frames(chapter):
@@ -121,7 +120,7 @@ def test_the_gettext_model_learns_only_the_frequent_message_frames(chapter):
     train_model(gettext_model, gettext, config.training, show_progress=False)
     scores, hypotheses = evaluate_model(gettext_model, gettext)
     generated = score_translations(_decode(model, data), [t for _, t in data.test])
-    assert scores.bleu < generated.bleu / 3
+    assert scores.chrf < generated.chrf / 2
     references = [gettext.words(t) for _, t in gettext.test]
     chrf = [
         sacrebleu.sentence_chrf(" ".join(h), [" ".join(r)]).score

@@ -97,6 +97,7 @@ __all__ = [
     "brevity_penalty",
     "closest_reference_length",
     "corpus_bleu",
+    "decode_one_token_at_a_time",
     "encode_pair",
     "evaluate_model",
     "exact_match",
@@ -800,11 +801,19 @@ def _finish(
     return tokens, log_prob.tolist(), finished
 
 
-@torch.no_grad()
-def greedy_decode(
-    model: EncoderDecoder, source: torch.Tensor, source_lengths: torch.Tensor, max_len: int = 100
+def decode_one_token_at_a_time(
+    model: EncoderDecoder,
+    source: torch.Tensor,
+    source_lengths: torch.Tensor,
+    max_len: int,
+    choose: Callable[[torch.Tensor], torch.Tensor],
+    temperature: float = 1.0,
 ) -> Decoded:
-    """The most probable next token at every step, for a batch; stops at ``<eos>``/``max_len``."""
+    """Run the decoder on its own outputs; ``choose`` picks each next token from log-probabilities.
+
+    ``choose`` maps (B, V) log-probabilities to (B,) token ids: the argmax for
+    greedy decoding, a draw for sampling. A sentence stops at ``<eos>``; all stop at ``max_len``.
+    """
     max_len = _check_max_len(max_len)
     model.eval()
     memory = model.encode(source, source_lengths)
@@ -816,9 +825,10 @@ def greedy_decode(
     steps, weights = [], []
     for _ in range(max_len):
         logits, state, step_weights = model.step(tokens, state, memory)
-        log_probs = _allowed_log_probs(logits)  # (B, V)
-        best, tokens = log_probs.max(dim=-1)  # (B,), (B,)
-        total += best.masked_fill(finished, 0.0)
+        log_probs = _allowed_log_probs(logits, temperature)  # (B, V)
+        tokens = choose(log_probs)  # (B,)
+        chosen = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)  # (B,)
+        total += chosen.masked_fill(finished, 0.0)
         tokens = tokens.masked_fill(finished, PAD)  # finished sentences only pad
         steps.append(tokens)
         if step_weights is not None:
@@ -834,6 +844,16 @@ def greedy_decode(
             stacked[i, : len(out[i]) + done[i], : int(source_lengths[i])] for i in range(B)
         ]
     return Decoded(out, log_probs_list, done, attention)
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: EncoderDecoder, source: torch.Tensor, source_lengths: torch.Tensor, max_len: int = 100
+) -> Decoded:
+    """The most probable next token at every step, for a batch; stops at ``<eos>``/``max_len``."""
+    return decode_one_token_at_a_time(
+        model, source, source_lengths, max_len, lambda log_probs: log_probs.argmax(dim=-1)
+    )
 
 
 def _check_length_penalty(alpha: object) -> float:
@@ -919,33 +939,17 @@ def sample_decode(
     generator: torch.Generator | None = None,
 ) -> Decoded:
     """Draw each next token from softmax(logits / temperature); stops at ``<eos>``/``max_len``."""
-    max_len = _check_max_len(max_len)
     if (
         isinstance(temperature, bool)
         or not isinstance(temperature, (int, float))
         or not temperature > 0
     ):
         raise ValueError(f"temperature must be a number > 0, got {temperature!r}")
-    model.eval()
-    memory = model.encode(source, source_lengths)
-    state = model.init_state(memory)
-    B = source.shape[0]
-    tokens = torch.full((B,), SOS, device=source.device)
-    finished = torch.zeros(B, dtype=torch.bool, device=source.device)
-    total = torch.zeros(B, device=source.device)
-    steps = []
-    for _ in range(max_len):
-        logits, state, _ = model.step(tokens, state, memory)
-        log_probs = _allowed_log_probs(logits, temperature)  # (B, V)
-        tokens = torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(1)  # (B,)
-        total += log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1).masked_fill(finished, 0.0)
-        tokens = tokens.masked_fill(finished, PAD)
-        steps.append(tokens)
-        finished = finished | (tokens == EOS)
-        if bool(finished.all()):
-            break
-    out, log_prob, done = _finish(steps, total, source_lengths)
-    return Decoded(out, log_prob, done)
+
+    def draw(log_probs: torch.Tensor) -> torch.Tensor:
+        return torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(1)  # (B,)
+
+    return decode_one_token_at_a_time(model, source, source_lengths, max_len, draw, temperature)
 
 
 # ---------------------------------------------------------------------------
