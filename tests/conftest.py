@@ -63,3 +63,14 @@ def assignments(tmp_path_factory):
         except FileNotFoundError:
             built[master.stem] = exercises.assign(master, tmp_path_factory.mktemp(master.stem))
     return built
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """9장 and 10장's setting, ``torch.set_num_threads(1)``, for one test module, then restored."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -47,7 +47,7 @@ from course_utils.seq2seq import (
     make_batch,
 )
 
-torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def padding_mask(lengths, width):

@@ -10,7 +10,6 @@ import itertools
 
 import pytest
 import sacrebleu
-import torch
 
 from course_utils.device import run_size
 from course_utils.gettext_corpus import GettextCatalogueNotFoundError
@@ -29,7 +28,7 @@ from course_utils.seq2seq import (
     translation_config,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +36,6 @@ def chapter():
     """The chapter's data and its teacher-forced model, trained as the chapter trains it."""
     if run_size() != "small":
         pytest.skip("the prose describes the default CPU run (COURSE_RUN=small)")
-    torch.set_num_threads(1)
     config = translation_config()
     data, splits = generated_data(config)
     model = new_seq2seq(data, config)

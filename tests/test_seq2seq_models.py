@@ -31,7 +31,7 @@ from course_utils.seq2seq import (
 )
 from course_utils.vocab import Vocab
 
-torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _random_examples(
@@ -383,3 +383,32 @@ def test_loss_ignores_pads_like_torch():
     target = torch.tensor([[4, EOS, PAD], [EOS, PAD, PAD]])
     expected = F.cross_entropy(logits.reshape(-1, 5), target.reshape(-1), ignore_index=PAD)
     assert torch.equal(sequence_loss(logits, target), expected)
+
+
+def test_train_model_keeps_the_trained_weights_and_reuses_them_only_for_the_same_recipe(
+    tmp_path, monkeypatch
+):
+    from course_utils.seq2seq import CACHE_ENV, ParallelData, train_model
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    vocab = Vocab([str(i) for i in range(5)])
+    pairs = [([str(a), str(b)], [str(b)]) for a in range(5) for b in range(5)]
+    data = ParallelData("toy", pairs, pairs[:3], pairs[:3], vocab, vocab)
+    training = TrainConfig(epochs=2, batch_size=8, seed=0)
+
+    def fresh():
+        torch.manual_seed(0)
+        return Seq2Seq(len(vocab), len(vocab), 4, 6)
+
+    first, again = fresh(), fresh()
+    trained = train_model(first, data, training, show_progress=False)
+    assert len(list(tmp_path.glob("*.pt"))) == 1
+    loaded = train_model(again, data, training, show_progress=False)
+    assert loaded == trained
+    for a, b in zip(first.state_dict().values(), again.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    train_model(fresh(), data, TrainConfig(epochs=3, batch_size=8, seed=0), show_progress=False)
+    assert len(list(tmp_path.glob("*.pt"))) == 2  # another budget is another recipe
+    monkeypatch.setenv(CACHE_ENV, "off")
+    train_model(fresh(), data, training, show_progress=False)
+    assert len(list(tmp_path.glob("*.pt"))) == 2

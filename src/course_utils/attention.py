@@ -18,7 +18,7 @@ so 9장's training loop and decoders (greedy, beam search) work unchanged.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -39,6 +39,7 @@ from course_utils.seq2seq import (
     new_seq2seq,
     score_translations,
     scores_by_length,
+    train_in_parallel,
     train_model,
     translate,
 )
@@ -465,20 +466,21 @@ def run_attention_comparison(
     Each is scored on the whole stratified test set by length (greedy decoding),
     and the attention models' alignments on the in-range test sentences.
     """
-    makers = {
-        "seq2seq": lambda: new_seq2seq(data, config),
-        "bahdanau": lambda: new_bahdanau(data, config),
-        "luong": lambda: new_luong(data, config),
+    makers: dict[str, Callable[[ParallelData, TranslationConfig], EncoderDecoder]] = {
+        "seq2seq": new_seq2seq,
+        "bahdanau": new_bahdanau,
+        "luong": new_luong,
     }
     unknown = [n for n in names if n not in makers]
     if unknown:
         raise ValueError(f"unknown model {unknown[0]!r}: expected some of {', '.join(makers)}")
+    train_in_parallel([makers[n] for n in names], data, config)  # a no-op on one core or a GPU
     test = list(splits.test)
     inside = [i for i, p in enumerate(test) if splits.in_training_range(p)]
     outside = [i for i, p in enumerate(test) if not splits.in_training_range(p)]
     runs = {}
     for name in names:
-        model = makers[name]()
+        model = makers[name](data, config)
         history = train_model(model, data, config.training, show_progress)
         hypotheses = translate(
             model, [list(p.source) for p in test], data.source_vocab, data.target_vocab

@@ -39,14 +39,17 @@ back from ``" ".join(tokens).split()``.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
+import os
 import random
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import NamedTuple
 
 import torch
@@ -68,6 +71,7 @@ from course_utils.translation_data import (
 from course_utils.vocab import SEQ_SPECIALS, Vocab
 
 __all__ = [
+    "CACHE_ENV",
     "EOS",
     "GETTEXT_MAX_TOKENS",
     "GETTEXT_VOCAB_SIZE",
@@ -118,6 +122,7 @@ __all__ = [
     "teacher_forcing_sweep",
     "time_against_sacrebleu",
     "token_accuracy",
+    "train_in_parallel",
     "train_model",
     "train_seq2seq",
     "translate",
@@ -1184,7 +1189,7 @@ def generated_data(config: TranslationConfig, seed: int = 0) -> tuple[ParallelDa
 
 
 GETTEXT_VOCAB_SIZE = 1000  # SentencePiece pieces on each side
-GETTEXT_MAX_TOKENS = 8  # the short messages: menu items, labels, country names
+GETTEXT_MAX_TOKENS = 6  # the short messages: menu items, labels, country and language names
 
 
 def _pieces_to_words(pieces: Sequence[str]) -> list[str]:
@@ -1241,14 +1246,111 @@ def evaluate_model(
     return score_translations(hypotheses, [data.words(t) for _, t in pairs]), hypotheses
 
 
+CACHE_ENV = "COURSE_CACHE"  # a folder for trained models, or "off"
+
+
+def _cache_folder() -> Path | None:
+    value = os.environ.get(CACHE_ENV, "").strip()
+    if value.lower() in ("off", "0", "false", "no"):
+        return None
+    return Path(value).expanduser() if value else Path.home() / ".cache" / "nlp-course"
+
+
+def _training_key(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> str:
+    """What decides the trained weights: the package's code, the model, the data and the budget."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    device = next(model.parameters()).device
+    digest.update(
+        f"{torch.__version__}|{torch.get_num_threads()}|{get_device().type}|{device.type}|"
+        f"{model!r}|{training!r}|{data.name}".encode()
+    )
+    for source, target in data.train:
+        digest.update(("\x1f".join(source) + "\x1e" + "\x1f".join(target) + "\x1d").encode())
+    digest.update("\x1f".join([*data.source_vocab, "\x1e", *data.target_vocab]).encode())
+    return digest.hexdigest()[:24]
+
+
 def train_model(
     model: EncoderDecoder,
     data: ParallelData,
     training: TrainConfig,
     show_progress: bool = True,
 ) -> History:
-    """Train ``model`` on ``data``'s training split (the chapters' one call)."""
-    return train_seq2seq(model, data.examples("train"), training, show_progress=show_progress)
+    """Train ``model`` on ``data``'s training split (the chapters' one call).
+
+    9장 and 10장 train some models twice (10장 compares 9장's seq2seq with the
+    attention models, and each chapter's claims test re-measures them). The
+    trained weights and history are kept in ``~/.cache/nlp-course`` (or the folder
+    in ``COURSE_CACHE``; ``COURSE_CACHE=off`` always trains), under a key made of
+    the package's source code, the model, the data and the training settings,
+    so a changed recipe never reuses an old result.
+    """
+    path = _cache_path(model, data, training)  # also moves the model where it would train
+    if path is not None and path.is_file():
+        saved = torch.load(path, map_location=next(model.parameters()).device, weights_only=True)
+        model.load_state_dict(saved["state"])
+        return History(**saved["history"])
+    history = train_seq2seq(model, data.examples("train"), training, show_progress=show_progress)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".tmp")
+        torch.save({"state": model.state_dict(), "history": asdict(history)}, partial)
+        partial.replace(path)  # never leave a half-written file under the final name
+    return history
+
+
+def _cache_path(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> Path | None:
+    folder = _cache_folder()
+    if folder is None:
+        return None
+    model.to(get_device())
+    return folder / f"{_training_key(model, data, training)}.pt"
+
+
+def _train_cached(
+    make: Callable[[ParallelData, TranslationConfig], EncoderDecoder],
+    data: ParallelData,
+    config: TranslationConfig,
+    threads: int,
+) -> None:
+    torch.set_num_threads(threads)  # the parent's count: it is part of the cache key
+    train_model(make(data, config), data, config.training, show_progress=False)
+
+
+def train_in_parallel(
+    makers: Sequence[Callable[[ParallelData, TranslationConfig], EncoderDecoder]],
+    data: ParallelData,
+    config: TranslationConfig,
+) -> None:
+    """Train several models at once, one process per CPU core, into :func:`train_model`'s cache.
+
+    Each model trains single-threaded in its own process, as it would here,
+    so the result is the one a later ``train_model`` call loads instead of
+    training. Nothing happens on a GPU, with one core, with the cache off
+    (``COURSE_CACHE=off``) or for models already trained.
+    """
+    cores = os.cpu_count() or 1
+    if cores < 2 or get_device().type != "cpu" or _cache_folder() is None:
+        return
+    todo = []
+    for make in makers:
+        path = _cache_path(make(data, config), data, config.training)
+        if path is not None and not path.is_file():
+            todo.append(make)
+    if len(todo) < 2:
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # "spawn": a forked child of a process that already runs torch threads can hang.
+    context = multiprocessing.get_context("spawn")
+    threads = torch.get_num_threads()
+    with ProcessPoolExecutor(min(len(todo), cores), mp_context=context) as pool:
+        futures = [pool.submit(_train_cached, make, data, config, threads) for make in todo]
+        for future in futures:
+            future.result()
 
 
 def new_seq2seq(data: ParallelData, config: TranslationConfig) -> Seq2Seq:
