@@ -474,7 +474,7 @@ def run_attention_comparison(
     unknown = [n for n in names if n not in makers]
     if unknown:
         raise ValueError(f"unknown model {unknown[0]!r}: expected some of {', '.join(makers)}")
-    train_in_parallel([makers[n] for n in names], data, config)  # a no-op on one core or a GPU
+    train_in_parallel([(makers[n], data, config) for n in names])  # a no-op on one core or a GPU
     test = list(splits.test)
     inside = [i for i, p in enumerate(test) if splits.in_training_range(p)]
     outside = [i for i, p in enumerate(test) if not splits.in_training_range(p)]

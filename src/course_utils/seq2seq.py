@@ -90,6 +90,7 @@ __all__ = [
     "Example",
     "LengthRow",
     "Memory",
+    "ModelMaker",
     "ParallelData",
     "Seq2Seq",
     "State",
@@ -1310,7 +1311,7 @@ def _cache_path(model: EncoderDecoder, data: ParallelData, training: TrainConfig
 
 
 def _train_cached(
-    make: Callable[[ParallelData, TranslationConfig], EncoderDecoder],
+    make: ModelMaker,
     data: ParallelData,
     config: TranslationConfig,
     threads: int,
@@ -1319,26 +1320,27 @@ def _train_cached(
     train_model(make(data, config), data, config.training, show_progress=False)
 
 
-def train_in_parallel(
-    makers: Sequence[Callable[[ParallelData, TranslationConfig], EncoderDecoder]],
-    data: ParallelData,
-    config: TranslationConfig,
-) -> None:
+ModelMaker = Callable[[ParallelData, TranslationConfig], EncoderDecoder]
+
+
+def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]]) -> None:
     """Train several models at once, one process per CPU core, into :func:`train_model`'s cache.
 
-    Each model trains single-threaded in its own process, as it would here,
-    so the result is the one a later ``train_model`` call loads instead of
-    training. Nothing happens on a GPU, with one core, with the cache off
-    (``COURSE_CACHE=off``) or for models already trained.
+    A job ``(make, data, config)`` is the model ``make(data, config)`` trained on
+    ``data`` with ``config.training``. Each model trains single-threaded in its
+    own process, as it would here, so the result is the one a later
+    ``train_model`` call loads instead of training. Jobs start in the order
+    given (put the longest first). Nothing happens on a GPU, with one core,
+    with the cache off (``COURSE_CACHE=off``) or for models already trained.
     """
     cores = os.cpu_count() or 1
     if cores < 2 or get_device().type != "cpu" or _cache_folder() is None:
         return
     todo = []
-    for make in makers:
+    for make, data, config in jobs:
         path = _cache_path(make(data, config), data, config.training)
         if path is not None and not path.is_file():
-            todo.append(make)
+            todo.append((make, data, config))
     if len(todo) < 2:
         return
     import multiprocessing
@@ -1348,7 +1350,7 @@ def train_in_parallel(
     context = multiprocessing.get_context("spawn")
     threads = torch.get_num_threads()
     with ProcessPoolExecutor(min(len(todo), cores), mp_context=context) as pool:
-        futures = [pool.submit(_train_cached, make, data, config, threads) for make in todo]
+        futures = [pool.submit(_train_cached, *job, threads) for job in todo]
         for future in futures:
             future.result()
 
