@@ -412,3 +412,20 @@ def test_train_model_keeps_the_trained_weights_and_reuses_them_only_for_the_same
     monkeypatch.setenv(CACHE_ENV, "off")
     train_model(fresh(), data, training, show_progress=False)
     assert len(list(tmp_path.glob("*.pt"))) == 2
+
+
+def test_train_model_still_trains_where_the_cache_cannot_be_written(tmp_path, monkeypatch):
+    from course_utils.seq2seq import CACHE_ENV, ParallelData, train_model
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(CACHE_ENV, str(blocker / "cache"))
+    vocab = Vocab(["a", "b"])
+    pairs = [(["a"], ["b"]), (["b"], ["a"])]
+    data = ParallelData("toy", pairs, pairs, pairs, vocab, vocab)
+    torch.manual_seed(0)
+    with pytest.warns(UserWarning, match="could not keep the trained model"):
+        history = train_model(
+            Seq2Seq(len(vocab), len(vocab), 4, 6), data, TrainConfig(epochs=1, batch_size=2), False
+        )
+    assert len(history.train_loss) == 1

@@ -46,6 +46,7 @@ import os
 import random
 import statistics
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -1295,10 +1296,15 @@ def train_model(
         return History(**saved["history"])
     history = train_seq2seq(model, data.examples("train"), training, show_progress=show_progress)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".tmp")
-        torch.save({"state": model.state_dict(), "history": asdict(history)}, partial)
-        partial.replace(path)  # never leave a half-written file under the final name
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            torch.save({"state": model.state_dict(), "history": asdict(history)}, partial)
+            partial.replace(path)  # never leave a half-written file under the final name
+        except OSError as error:  # a read-only home: train again next time, but say why
+            warnings.warn(
+                f"could not keep the trained model in {path.parent}: {error}", stacklevel=2
+            )
     return history
 
 
