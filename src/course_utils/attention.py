@@ -446,7 +446,7 @@ class ModelRun:
     seconds: float  # training time
     train_loss: list[float]  # per epoch
     in_range: TranslationScores  # test sentences with no more clauses than in training
-    beyond: TranslationScores  # test sentences with more clauses than any training sentence
+    beyond: TranslationScores | None  # sentences with more clauses than in training (None: none)
     by_length: list[LengthRow]
     alignment: float | None  # alignment_accuracy on the in-range test sentences
 
@@ -505,7 +505,7 @@ def run_attention_comparison(
             sum(history.seconds),
             history.train_loss,
             scores(inside),
-            scores(outside) if outside else scores(inside),
+            scores(outside) if outside else None,
             scores_by_length(hypotheses, test, splits.max_train_clauses),
             alignment,
         )
