@@ -25,6 +25,7 @@ def test_there_are_exercises_for_every_finished_chapter():
         "ch08_lstm_gru",
         "ch09_seq2seq",
         "ch10_attention",
+        "ch11_transformer",
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 from collections import Counter
@@ -207,3 +208,24 @@ def test_the_seccomp_filter_is_built_for_known_cpus_only():
         program = seccomp_program(machine)
         assert program is not None and len(program) % 8 == 0 and len(program) // 8 < 80
     assert seccomp_program("riscv64") is None
+
+
+def test_the_runner_reads_a_request_larger_than_a_pipe_holds():
+    """A request over 64 KiB arrives over an unbuffered pipe in pieces; the runner waits for all."""
+    to_runner_r, to_runner_w = os.pipe()
+    served = runner.Runner(os.fdopen(to_runner_r, "rb", buffering=0), io.BytesIO(), {})
+    big = np.arange(200_000, dtype=np.float64)  # 1.6 MB
+    structure, blobs = wire.encode(big, lambda f: {"$cb": 0})
+    frame = wire.pack({"op": "run", "v": structure}, blobs)
+    assert len(frame) > 1 << 16
+
+    def write_all() -> None:
+        with os.fdopen(to_runner_w, "wb", buffering=0) as pipe:
+            pipe.write(frame)  # a blocking pipe takes it in pieces as the runner reads
+
+    writer = threading.Thread(target=write_all, daemon=True)
+    writer.start()
+    header, value = served.receive()
+    writer.join()
+    assert header["op"] == "run"
+    assert np.array_equal(value, big)

@@ -24,6 +24,8 @@ Modules mirror the book's chapters (see each module's docstring):
 - ``gettext_corpus``: 9–10장 — English→Korean pairs from the Debian packages' Korean translations
 - ``attention``: 10장 어텐션 — Bahdanau's and Luong's attention, masking, alignments
 - ``self_attentive``: 10장 — Lin et al.'s structured self-attentive sentence embedding
+- ``transformer``: 11장 트랜스포머 — scaled dot-product and multi-head attention, layers, KV cache
+- ``bert``     : 12장 BERT — WordPiece, the BERT encoder loading real weights, MLM masking
 - ``datasets`` : corpora bundled with KoNLPy and gensim (no network)
 - ``viz``      : Korean fonts for matplotlib
 - ``train``    : the shared training loop (gradient clipping, history, NaN guard) for 6장 onwards

@@ -43,6 +43,7 @@ from course_utils.seq2seq import (
     train_model,
     translate,
 )
+from course_utils.train import History
 from course_utils.translation_data import Splits
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "new_bahdanau",
     "new_luong",
     "run_attention_comparison",
+    "score_model_run",
 ]
 
 LUONG_SCORES = ("dot", "general", "concat")
@@ -454,6 +456,49 @@ class ModelRun:
 COMPARED_MODELS = ("seq2seq", "bahdanau", "luong")
 
 
+def score_model_run(
+    name: str,
+    model: EncoderDecoder,
+    history: History,
+    data: ParallelData,
+    splits: Splits,
+    with_alignment: bool,
+) -> ModelRun:
+    """Score a trained model on the stratified test set (greedy decoding), as 10장 and 11장 do."""
+    test = list(splits.test)
+    inside = [i for i, p in enumerate(test) if splits.in_training_range(p)]
+    outside = [i for i, p in enumerate(test) if not splits.in_training_range(p)]
+    hypotheses = translate(
+        model, [list(p.source) for p in test], data.source_vocab, data.target_vocab
+    )
+
+    def scores(rows: list[int]) -> TranslationScores:
+        return score_translations(
+            [hypotheses[i] for i in rows], [list(test[i].target) for i in rows]
+        )
+
+    alignment = None
+    if with_alignment:
+        chosen = [test[i] for i in inside]
+        weights = forced_attention(
+            model,
+            [data.source_vocab.encode(list(p.source)) for p in chosen],
+            [[*data.target_vocab.encode(list(p.target)), EOS] for p in chosen],
+        )
+        alignment = alignment_accuracy(weights, [p.alignment for p in chosen])
+    return ModelRun(
+        name,
+        model,
+        sum(p.numel() for p in model.parameters()),
+        sum(history.seconds),
+        history.train_loss,
+        scores(inside),
+        scores(outside) if outside else None,
+        scores_by_length(hypotheses, test, splits.max_train_clauses),
+        alignment,
+    )
+
+
 def run_attention_comparison(
     data: ParallelData,
     splits: Splits,
@@ -475,38 +520,9 @@ def run_attention_comparison(
     if unknown:
         raise ValueError(f"unknown model {unknown[0]!r}: expected some of {', '.join(makers)}")
     train_in_parallel([(makers[n], data, config) for n in names])  # a no-op on one core or a GPU
-    test = list(splits.test)
-    inside = [i for i, p in enumerate(test) if splits.in_training_range(p)]
-    outside = [i for i, p in enumerate(test) if not splits.in_training_range(p)]
     runs = {}
     for name in names:
         model = makers[name](data, config)
         history = train_model(model, data, config.training, show_progress)
-        hypotheses = translate(
-            model, [list(p.source) for p in test], data.source_vocab, data.target_vocab
-        )
-
-        def scores(rows: list[int], hyps: list[list[str]] = hypotheses) -> TranslationScores:
-            return score_translations([hyps[i] for i in rows], [list(test[i].target) for i in rows])
-
-        alignment = None
-        if name != "seq2seq":
-            chosen = [test[i] for i in inside]
-            weights = forced_attention(
-                model,
-                [data.source_vocab.encode(list(p.source)) for p in chosen],
-                [[*data.target_vocab.encode(list(p.target)), EOS] for p in chosen],
-            )
-            alignment = alignment_accuracy(weights, [p.alignment for p in chosen])
-        runs[name] = ModelRun(
-            name,
-            model,
-            sum(p.numel() for p in model.parameters()),
-            sum(history.seconds),
-            history.train_loss,
-            scores(inside),
-            scores(outside) if outside else None,
-            scores_by_length(hypotheses, test, splits.max_train_clauses),
-            alignment,
-        )
+        runs[name] = score_model_run(name, model, history, data, splits, name != "seq2seq")
     return runs

@@ -974,6 +974,7 @@ class TrainConfig:
     clip_norm: float = 1.0  # gradient norm clipping (7장)
     teacher_forcing_ratio: float = 1.0  # share of steps that read the true previous token
     seed: int = 0
+    warmup_steps: int = 0  # the learning rate grows linearly over these first steps (11장)
 
 
 def train_seq2seq(
@@ -1009,6 +1010,12 @@ def train_seq2seq(
     seed_everything(config.seed)
     model.to(target)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+    scheduler = None
+    if config.warmup_steps > 0:
+        warmup = config.warmup_steps
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda step: min(1.0, (step + 1) / warmup)
+        )
     return fit(
         model,
         batches,
@@ -1019,6 +1026,7 @@ def train_seq2seq(
         device=target,
         seed=None,
         show_progress=show_progress,
+        scheduler=scheduler,
     )
 
 

@@ -97,11 +97,13 @@ def fit(
     device: str | torch.device | None = None,
     seed: int | None = 0,
     show_progress: bool = True,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
 ) -> History:
     """Train ``model`` for ``epochs`` passes and return the :class:`History`.
 
     ``train_batches`` and ``val_batches`` are called once per epoch and return
-    an iterable of batches, so each epoch can reshuffle.
+    an iterable of batches, so each epoch can reshuffle. A ``scheduler`` steps
+    after every optimizer step.
     """
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be an int >= 1, got {epochs!r}")
@@ -125,6 +127,8 @@ def fit(
             if clip_norm is not None:
                 norms.append(clip_grad_norm(model.parameters(), clip_norm))
             optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
             losses.append(value)
         if not losses:
             raise ValueError("train_batches() yielded no batches")
