@@ -236,10 +236,9 @@ def kv_cache_case(repeats: int) -> dict[str, Any]:
 def bert_case(repeats: int) -> dict[str, Any]:
     """Sentences/s of our BertModel / transformers.BertModel, same MiniLM weights, same batch.
 
-    32 Lee-corpus sentences (gensim's test data), padded to the batch's longest,
+    The first 32 Lee-corpus sentences (gensim's test data), padded to the batch's longest,
     forward only under ``torch.inference_mode``: what encoding sentences costs.
     """
-    import gensim.test.utils
     from transformers import BertModel as HFBertModel
 
     from course_utils.bert import (
@@ -248,9 +247,9 @@ def bert_case(repeats: int) -> dict[str, Any]:
         minilm_folder,
         split_sentences,
     )
+    from course_utils.datasets import load_lee_corpus
 
-    with open(gensim.test.utils.datapath("lee_background.cor"), encoding="utf-8") as corpus:
-        sentences = [s for line in corpus for s in split_sentences(line)][:32]
+    sentences = [s for doc in load_lee_corpus() for s in split_sentences(doc)][:32]
     batch = load_wordpiece_tokenizer().encode_batch(sentences, max_length=128)
     ours = load_bert()
     folder = str(minilm_folder())

@@ -391,7 +391,7 @@ def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
 
 
 def position_shift_matrix(k: int, d_model: int) -> torch.Tensor:
-    """(d_model, d_model) M_k with PE(pos + k) = M_k PE(pos) for every pos: a rotation per pair."""
+    """(d_model, d_model) R_k with PE(pos + k) = R_k PE(pos) for every pos: a rotation per pair."""
     if d_model % 2:
         raise ValueError(f"d_model must be even (sin and cos pairs), got {d_model}")
     frequency = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
@@ -752,8 +752,8 @@ class Transformer(nn.Module):
     """Encoder stack + decoder stack, as ``nn.Transformer(batch_first=True)``.
 
     Like ``nn.Transformer``, each stack ends with a LayerNorm, also in the
-    post-norm arrangement where the paper has none (harmless: the last layer's
-    output is already normalised).
+    post-norm arrangement where the paper has none (one more LayerNorm with
+    its own γ and β, close to the identity at initialisation).
     """
 
     def __init__(self, size: TransformerSize = TransformerSize()) -> None:
