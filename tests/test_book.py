@@ -58,6 +58,8 @@ def test_every_toc_chapter_was_built(built_site):
         "notebooks/ch10_attention",
         "book/ch11_transformer",
         "notebooks/ch11_transformer",
+        "book/ch12_bert",
+        "notebooks/ch12_bert",
         "book/glossary",
         "book/bibliography",
     ]:
@@ -92,7 +94,8 @@ def test_mathjax_is_served_locally_and_nothing_loads_from_a_cdn(built_site):
 def test_chapters_show_executed_outputs_and_figures(built_site):
     for chapter in ["ch01_nlp_and_sequences", "ch02_tokenization", "ch03_word_representations",
                     "ch04_word2vec", "ch05_language_models", "ch06_rnn", "ch07_bptt",
-                    "ch08_lstm_gru", "ch09_seq2seq", "ch10_attention", "ch11_transformer"]:  # fmt: skip
+                    "ch08_lstm_gru", "ch09_seq2seq", "ch10_attention", "ch11_transformer",
+                    "ch12_bert"]:  # fmt: skip
         raw = (built_site / "book" / f"{chapter}.html").read_text(encoding="utf-8")
         assert raw.count("cell_output") >= 5, chapter
         assert re.search(r'<img[^>]+src="../_images/[^"]+\.png"', raw), f"no figure in {chapter}"

@@ -26,6 +26,7 @@ def test_there_are_exercises_for_every_finished_chapter():
         "ch09_seq2seq",
         "ch10_attention",
         "ch11_transformer",
+        "ch12_bert",
     ]
 
 

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -417,6 +418,8 @@ def _check_positions(length: int, offset: int, max_len: int) -> None:
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the fixed sinusoidal table: x (B, T, d_model) → x + PE[offset : offset + T]."""
 
+    table: torch.Tensor
+
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
         self.max_len = max_len
@@ -748,6 +751,12 @@ class TransformerDecoder(nn.Module):
         return self.norm(tgt)
 
 
+def _weights(weights: torch.Tensor | None) -> torch.Tensor:
+    if weights is None:
+        raise RuntimeError("no attention weights yet: run the layer first")
+    return weights
+
+
 class Transformer(nn.Module):
     """Encoder stack + decoder stack, as ``nn.Transformer(batch_first=True)``.
 
@@ -762,6 +771,14 @@ class Transformer(nn.Module):
         self.size = size
         self.encoder = TransformerEncoder(size)
         self.decoder = TransformerDecoder(size)
+
+    def encoder_layers(self) -> list[EncoderLayer]:
+        """The encoder's layers, typed."""
+        return [cast(EncoderLayer, layer) for layer in self.encoder.layers]
+
+    def decoder_layers(self) -> list[DecoderLayer]:
+        """The decoder's layers, typed."""
+        return [cast(DecoderLayer, layer) for layer in self.decoder.layers]
 
     def forward(
         self,
@@ -917,7 +934,7 @@ class TransformerSeq2Seq(EncoderDecoder):
         if not self.use_cache:
             return (torch.empty(B, 0, dtype=torch.long, device=memory.outputs.device),)
         state: list[torch.Tensor] = []
-        for layer in self.transformer.decoder.layers:
+        for layer in self.transformer.decoder_layers():
             keys, values = layer.multihead_attn.project_key_value(memory.outputs, memory.outputs)
             empty = keys[:, :, :0]  # (B, h, 0, d_k): no past positions yet
             state += [empty, empty, keys, values]
@@ -935,17 +952,20 @@ class TransformerSeq2Seq(EncoderDecoder):
         if not self.use_cache:
             prefix = torch.cat([state[0], tokens.unsqueeze(1)], dim=1)  # (B, t + 1)
             hidden = self.decode(prefix, memory)[:, -1]  # (B, d_model)
-            weights = decoder.layers[-1].cross_attention_weights[:, :, -1]  # (B, h, S)
+            weights = _weights(self.transformer.decoder_layers()[-1].cross_attention_weights)
+            weights = weights[:, :, -1]  # (B, h, S)
             return self.output(hidden), (prefix,), weights.mean(1)
         t = state[0].shape[2]  # positions decoded so far
         x = self._embed(self.target_embedding, tokens.unsqueeze(1), offset=t)  # (B, 1, d_model)
         bias = _mask_as_bias(memory.padding_mask, x.dtype, "padding_mask")[:, None, None, :]
         new_state: list[torch.Tensor] = []
-        for i, layer in enumerate(decoder.layers):
-            x, cache = layer.step(x, tuple(state[4 * i : 4 * i + 4]), bias)  # type: ignore[arg-type]
+        for i, layer in enumerate(self.transformer.decoder_layers()):
+            past = state[4 * i : 4 * i + 4]
+            x, cache = layer.step(x, (past[0], past[1], past[2], past[3]), bias)
             new_state += cache
         hidden = decoder.norm(x)[:, 0]  # (B, d_model)
-        weights = decoder.layers[-1].cross_attention_weights[:, :, 0]  # (B, h, S)
+        weights = _weights(self.transformer.decoder_layers()[-1].cross_attention_weights)
+        weights = weights[:, :, 0]  # (B, h, S)
         return self.output(hidden), tuple(new_state), weights.mean(1)
 
 
@@ -1364,7 +1384,7 @@ def head_alignment_accuracy(
                 per_head.setdefault((layer, head), []).append(weights[head])
     gold = [pair.alignment for pair in pairs]
     layers = len(model.transformer.decoder.layers)
-    heads = model.transformer.decoder.layers[0].multihead_attn.num_heads
+    heads = model.transformer.decoder_layers()[0].multihead_attn.num_heads
     return [
         [alignment_accuracy(per_head[(layer, head)], gold) for head in range(heads)]
         for layer in range(layers)
@@ -1389,11 +1409,17 @@ def attention_maps(
         model.decode(batch.target_in.to(device), memory)
     transformer = model.transformer
     return {
-        "encoder": [layer.attention_weights[0].cpu() for layer in transformer.encoder.layers],
-        "decoder_self": [
-            layer.self_attention_weights[0].cpu() for layer in transformer.decoder.layers
+        "encoder": [
+            _weights(layer.attention_weights)[0].cpu() for layer in transformer.encoder_layers()
         ],
-        "cross": [layer.cross_attention_weights[0].cpu() for layer in transformer.decoder.layers],
+        "decoder_self": [
+            _weights(layer.self_attention_weights)[0].cpu()
+            for layer in transformer.decoder_layers()
+        ],
+        "cross": [
+            _weights(layer.cross_attention_weights)[0].cpu()
+            for layer in transformer.decoder_layers()
+        ],
     }
 
 
