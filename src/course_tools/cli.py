@@ -9,15 +9,51 @@ from pathlib import Path
 from course_tools import grading
 
 
-def _grade(args: argparse.Namespace) -> int:
-    from course_tools.exercises import DIST_DIR, autograder_zip
+def _chapter_zip(chapter: str) -> Path | None:
+    """The autograder zip of ``chapter``, or None after printing what the valid names are."""
+    from course_tools.exercises import DIST_DIR, MASTERS_DIR, autograder_zip
 
+    root = Path.cwd()
+    known = sorted(p.stem for p in (root / MASTERS_DIR).glob("ch*.md"))
+    built = sorted(p.name for p in (root / DIST_DIR).glob("ch*") if p.is_dir())
+    if chapter not in known and chapter not in built:
+        names = ", ".join(known or built) or "none here (run from the repository root)"
+        close = [n for n in known or built if n.startswith(chapter) or chapter in n]
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        print(f"no exercise named {grading.printable(chapter, 80)!r}.{hint}", file=sys.stderr)
+        print(f"exercises: {names}", file=sys.stderr)
+        return None
+    try:
+        return autograder_zip(root / DIST_DIR / chapter)
+    except FileNotFoundError:
+        print(
+            f"{chapter} has no autograder zip yet: run `make exercises` (it builds dist/)",
+            file=sys.stderr,
+        )
+        return None
+
+
+def _grade(args: argparse.Namespace) -> int:
     if args.autograder is not None:
         zip_path = args.autograder
     elif args.chapter is not None:
-        zip_path = autograder_zip(Path.cwd() / DIST_DIR / args.chapter)
+        found = _chapter_zip(args.chapter)
+        if found is None:
+            return 2
+        zip_path = found
     else:
         print("give --chapter NAME (after `make exercises`) or --autograder ZIP", file=sys.stderr)
+        return 2
+    out: Path = args.out
+    items_csv = out.with_name(f"{out.stem}-items.csv")
+    items_html = out.with_name(f"{out.stem}-items.html")
+    try:  # before grading: a class's results are never lost to a missing folder
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for path in (out, items_csv, items_html):
+            with open(path, "a", encoding="utf-8"):
+                pass
+    except OSError as error:
+        print(f"cannot write the results to {out}: {error}", file=sys.stderr)
         return 2
     try:
         results = grading.grade_batch(
@@ -29,15 +65,19 @@ def _grade(args: argparse.Namespace) -> int:
             unsafe=args.unsafe,
         )
     except grading.SandboxUnavailable as error:
+        for path in (out, items_csv, items_html):
+            if path.exists() and path.stat().st_size == 0:
+                path.unlink()
         print(f"refusing to grade: {error}", file=sys.stderr)
         return 2
-    grading.write_csv(results, args.out)
+    grading.write_csv(results, out)
+    grading.write_item_analysis(results, items_csv, items_html)
     failed = [r for r in results if r.status != "ok"]
-    print(f"graded {len(results)} submissions → {args.out} ({len(failed)} not ok)")
+    print(f"graded {len(results)} submissions → {out} ({len(failed)} not ok)")
+    print(f"item analysis → {items_csv}, {items_html}")
     print(f"sandbox: {results[0].sandbox}")
     for result in results:
-        note = f"  [{result.status}: {result.reason}]" if result.status != "ok" else ""
-        print(f"  {result.submission}: {result.total:g}/{result.max_total:g}{note}")
+        print(f"  {result.summary()}")
     return 0
 
 

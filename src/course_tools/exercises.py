@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from course_tools import rules
+
 __all__ = ["Assignment", "assign", "autograder_zip", "build", "check", "masters"]
 
 MASTERS_DIR = "exercises"
@@ -58,12 +60,33 @@ def _master_to_ipynb(master: Path, target: Path) -> None:
 
     notebook = jupytext.read(master)
     notebook.metadata.pop("jupytext", None)
+    for cell in notebook.cells:  # otter refuses keys it does not know: the rules are ours
+        if cell.cell_type == "raw":
+            cell.source = _without_rules(cell.source)
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, target)
 
 
+def _without_rules(config: str) -> str:
+    """A raw config cell without its ``rules:`` block (read by :mod:`course_tools.rules`)."""
+    lines, kept, inside = config.split("\n"), [], False
+    for line in lines:
+        if line.startswith("rules:"):
+            inside = True
+            continue
+        if inside and (line.startswith((" ", "\t")) or not line.strip()):
+            continue
+        inside = False
+        kept.append(line)
+    return "\n".join(kept)
+
+
 def assign(master: Path, out_dir: Path, run_tests: bool = True) -> Assignment:
-    """Run ``otter assign`` on one master, writing into ``out_dir`` (replaced)."""
+    """Run ``otter assign`` on one master, writing into ``out_dir`` (replaced).
+
+    The master's rules (what each answer may not use, :mod:`course_tools.rules`)
+    go into the autograder zip as ``rules.json``, beside the tests.
+    """
     master = Path(master)
     name = master.stem
     out_dir = Path(out_dir)
@@ -80,7 +103,53 @@ def assign(master: Path, out_dir: Path, run_tests: bool = True) -> Assignment:
         raise RuntimeError(f"otter assign failed for {master}:\n{run.stdout}\n{run.stderr}")
     student = out_dir / "student" / f"{name}.ipynb"
     solution = out_dir / "autograder" / f"{name}.ipynb"
-    return Assignment(name, student, solution, autograder_zip(out_dir))
+    assignment = Assignment(name, student, solution, autograder_zip(out_dir))
+    _add_rules(assignment, master)
+    return assignment
+
+
+def _config_root(master: Path) -> Path:
+    """The nearest folder above a master that holds ``_config.yml`` (the repository root)."""
+    for folder in Path(master).resolve().parents:
+        if (folder / "_config.yml").is_file():
+            return folder
+    raise FileNotFoundError(f"no _config.yml in any folder above {master}")
+
+
+def _add_rules(assignment: Assignment, master: Path) -> None:
+    """Write the master's rules into the autograder zip (``rules.json``)."""
+    import zipfile
+
+    import jupytext
+
+    _, forbid = rules.parse_master_rules(jupytext.read(master))
+    with zipfile.ZipFile(assignment.autograder_zip) as archive:
+        names = {
+            Path(n).stem: rules.test_parameters(archive.read(n).decode("utf-8"))
+            for n in archive.namelist()
+            if n.startswith("tests/") and n.endswith(".py")
+        }
+    student = _dress(assignment, repository_url(_config_root(master)))
+    trusted = sorted(
+        {
+            rules.cell_digest(_source(c))
+            for c in student["cells"]
+            if c["cell_type"] == "code" and "..." not in _source(c)
+        }
+    )
+    found = rules.Rules(assignment.name, {q: forbid.get(q, []) for q in names}, names, trusted)
+    with zipfile.ZipFile(assignment.autograder_zip, "a") as archive:
+        archive.writestr(rules.RULES_FILE, found.to_json())
+
+
+def read_rules(autograder_zip: Path) -> rules.Rules | None:
+    """The rules inside an autograder zip, or None for a zip built without them."""
+    import zipfile
+
+    with zipfile.ZipFile(autograder_zip) as archive:
+        if rules.RULES_FILE not in archive.namelist():
+            return None
+        return rules.Rules.from_json(archive.read(rules.RULES_FILE).decode("utf-8"))
 
 
 def autograder_zip(assignment_dir: Path) -> Path:
@@ -181,9 +250,79 @@ def dressed_student_notebook(assignment: Assignment, url: str) -> dict[str, Any]
 
     On top of otter's: the title first, then a Colab install cell and otter's
     init cell (in Korean); each question states its points (public and hidden
-    tests); otter's English note before the check-all cell is dropped (the
-    master says it in Korean); the notebook ends with how to submit.
+    tests) and what its answer may not use; otter's English note before the
+    check-all cell is dropped (the master says it in Korean); ``grader.check``
+    also checks each question's rules; the notebook ends with how to submit.
     """
+    notebook = _dress(assignment, url)
+    found = read_rules(assignment.autograder_zip)
+    if found is not None:
+        _show_rules(notebook, found)
+        _number_cells(notebook)
+    return notebook
+
+
+def _number_cells(notebook: dict[str, Any]) -> None:
+    for index, cell in enumerate(notebook["cells"]):
+        cell["id"] = f"cell-{index:03d}"
+
+
+def _show_rules(notebook: dict[str, Any], found: rules.Rules) -> None:
+    """The rules once after the title, a question's own rules under its heading, and a
+    public rules test per question for ``grader.check``."""
+    tests = notebook["metadata"]["otter"]["tests"]
+    forbid_sets = [set(found.forbid.get(q, [])) for q in tests]
+    common = sorted(set.intersection(*forbid_sets)) if forbid_sets else []
+    if common:
+        listed = ", ".join(f"`{n}`" for n in common)
+        cell = _markdown(
+            "**규칙**: 모든 문항의 답에서 다음을 쓸 수 없습니다. 채점 환경에는 아예 없고, "
+            f"답이 불러오기만 해도 그 문항은 0점입니다: {listed}. "
+            "`getattr`에 만든 이름, `importlib`, `eval`처럼 규칙을 피해 가는 방법도 "
+            "쓸 수 없습니다. "
+            "각 문항의 `grader.check`가 규칙도 미리 확인해 줍니다."
+        )
+        notebook["cells"].insert(3, cell)  # after the title, the install and init cells
+    heading: dict[str, Any] | None = None
+    for cell in notebook["cells"]:
+        text = _source(cell)
+        if cell["cell_type"] == "markdown" and text.startswith("## "):
+            heading = cell
+        match = re.fullmatch(r"\s*grader\.check\([\"'](\w+)[\"']\)\s*", text)
+        if not match or match.group(1) not in tests:
+            continue
+        question = match.group(1)
+        forbid = found.forbid.get(question, [])
+        extra = [n for n in forbid if n not in common]
+        if extra and heading is not None:
+            line, _, body = _source(heading).partition("\n")
+            points, _, rest = body.lstrip("\n").partition("\n")
+            listed = ", ".join(f"`{n}`" for n in extra)
+            heading["source"] = (
+                f"{line}\n\n{points}\n\n**이 문항의 규칙**: 위의 규칙에 더해 {listed}도 "
+                "쓸 수 없습니다.\n" + rest
+            )
+        if forbid:
+            tests[question] += _rules_test(question, forbid, found)
+        heading = None
+
+
+def _rules_test(question: str, forbid: list[str], found: rules.Rules) -> str:
+    """A public test case, worth no points, that runs the rules' read in the student's kernel."""
+    number = question.lstrip("q")
+    return (
+        "\n@test_case(points=0, hidden=False,\n"
+        f'    success_message="문제 {number}의 답은 규칙을 지킵니다.",\n'
+        f'    failure_message="문제 {number}의 답이 규칙을 어깁니다. 채점에서는 0점입니다.")\n'
+        f"def test_{question}_rules():\n"
+        "    from course_tools.rules import check_here\n"
+        f"    check_here({question!r}, {forbid!r}, {found.names.get(question, [])!r},\n"
+        f"               {found.trusted!r})\n"
+    )
+
+
+def _dress(assignment: Assignment, url: str) -> dict[str, Any]:
+    """The student notebook without its rules (see :func:`dressed_student_notebook`)."""
     notebook = normalized_student_notebook(assignment.student_notebook)
     cells = notebook["cells"]
     points = _question_points(assignment.autograder_zip)
@@ -235,8 +374,7 @@ def dressed_student_notebook(assignment: Assignment, url: str) -> dict[str, Any]
         f"총점은 {_number(total)}점입니다.\n"
     )
     notebook["cells"] = [title, install, init, *rest, submit]
-    for index, cell in enumerate(notebook["cells"]):
-        cell["id"] = f"cell-{index:03d}"
+    _number_cells(notebook)
     return notebook
 
 

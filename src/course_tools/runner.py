@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import resource
 import sys
@@ -33,10 +34,13 @@ __all__ = ["Runner", "main"]
 class Runner:
     """One notebook namespace served over a pair of binary streams."""
 
-    def __init__(self, proto_in: BinaryIO, proto_out: BinaryIO, namespace: Any) -> None:
+    def __init__(
+        self, proto_in: BinaryIO, proto_out: BinaryIO, namespace: Any, guards: Any = None
+    ) -> None:
         self._in, self._out = proto_in, proto_out
         self._namespace = namespace  # an IPython shell, or a plain dict for exec
         self._refs: dict[int, Any] = {}
+        self._guards = guards  # course_tools.rules.Guards, or None without rules
 
     # -- the wire -----------------------------------------------------------
     def _read_exactly(self, n: int) -> bytes:
@@ -51,18 +55,14 @@ class Runner:
         return b"".join(parts)
 
     def send(self, op: str, value: Any = None, **fields: Any) -> None:
+        # Whatever the student's value does while it is encoded (a __len__ that raises, an
+        # int too long to print), the grader gets a reply: a "raise" that names the problem.
         try:
             structure, blobs = wire.encode(value, self._to_ref)
-        except (wire.WireError, RecursionError, MemoryError) as error:
-            op, fields = (
-                "raise",
-                {"type": "WireError", "message": f"cannot send the result: {error}"},
-            )
-            structure, blobs = None, []
-        try:
             frame = wire.pack({"op": op, "v": structure, **fields}, blobs)
-        except wire.WireError as error:
-            frame = wire.pack({"op": "raise", "type": "WireError", "message": str(error)}, [])
+        except BaseException as error:
+            message = f"cannot send the result: {type(error).__name__}: {str(error)[:500]}"
+            frame = wire.pack({"op": "raise", "type": "WireError", "message": message}, [])
         self._out.write(frame)
         self._out.flush()
 
@@ -130,6 +130,14 @@ class Runner:
                 self.send("missing")
             else:
                 self.send("value", namespace[value])
+        elif op == "rules":  # the question about to be graded, and what it forbids
+            question, forbid = value
+            if self._guards is not None:
+                self._guards.activate(str(question), [str(n) for n in forbid])
+            self.send("done", None, error=None)
+        elif op == "violations":  # the forbidden calls since "rules", as [question, name]
+            found = self._guards.collect() if self._guards is not None else []
+            self.send("value", [list(v) for v in found])
         elif op in ("call", "getattr"):
             try:
                 target = self._refs[header["ref"]]
@@ -183,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_tools.runner")
     parser.add_argument("--memory-mb", type=int, required=True)
     parser.add_argument("--max-processes", type=int, default=0)
+    parser.add_argument("--rules", default="", help="JSON: {hidden: [...], guarded: [...]}")
     args = parser.parse_args(argv)
 
     # The protocol keeps the original stdin/stdout; the student's prints go to stderr.
@@ -199,7 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_processes:
         _limit(resource.RLIMIT_NPROC, args.max_processes)
 
-    runner = Runner(proto_in, proto_out, _shell())
+    guards = None
+    if args.rules:  # before any student code: hidden modules refused, forbidden callables wrapped
+        from course_tools import rules
+
+        spec = json.loads(args.rules)
+        guards = rules.install_in_runner(spec.get("hidden", []), spec.get("guarded", []))
+    runner = Runner(proto_in, proto_out, _shell(), guards)
     with contextlib.suppress(EOFError, BrokenPipeError):
         runner.serve()
     return 0

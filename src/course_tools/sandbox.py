@@ -44,6 +44,7 @@ from course_tools import wire
 
 __all__ = [
     "Isolation",
+    "JudgeGroup",
     "Limits",
     "RemoteEnvironment",
     "RemoteObject",
@@ -160,8 +161,10 @@ class Cgroup:
     processes slows the others no more than one busy process would.
     """
 
+    prefix = "course-grade"
+
     def __init__(self, layout: CgroupLayout, limits: Limits) -> None:
-        name = f"course-grade-{uuid.uuid4().hex[:12]}"
+        name = f"{self.prefix}-{uuid.uuid4().hex[:12]}"
         self.version = layout.version
         self.dirs = {controller: parent / name for controller, parent in layout.parents.items()}
         for directory in set(self.dirs.values()):
@@ -200,13 +203,9 @@ class Cgroup:
         return None if peak is None else peak / 2**20
 
     def oom_killed(self) -> bool:
-        events = "memory.events" if self.version == "v2" else "memory.oom_control"
-        with contextlib.suppress(OSError, ValueError):
-            for line in (self.dirs["memory"] / events).read_text().splitlines():
-                key, value = line.split()
-                if key == "oom_kill" and int(value) > 0:
-                    return True
-        return False
+        memory = self.dirs["memory"]
+        shared = memory.parent.name.startswith(JudgeGroup.prefix)  # the cap it shares
+        return oom_killed_in(memory) or (shared and oom_killed_in(memory.parent))
 
     def remove(self, wait_s: float = 5.0) -> bool:
         """Remove the cgroup once it is empty; False if something still runs in it (or it stays)."""
@@ -227,13 +226,56 @@ class Cgroup:
         return empty
 
 
+class JudgeGroup(Cgroup):
+    """One memory cap for a submission and the grader's work for it.
+
+    The judge (the process that runs a submission's tests and decodes what the
+    submission sends back) moves into ``<group>/judge``, and the submission's own
+    cgroup is made beside it (:attr:`layout`), so that what the submission makes
+    the judge hold counts in the same ``memory_mb`` as the submission itself.
+    """
+
+    prefix = "course-judge"
+
+    def __init__(self, layout: CgroupLayout, limits: Limits) -> None:
+        super().__init__(layout, limits)
+        (self.dirs["pids"] / "pids.max").write_text("max")  # the sandbox's own cap applies
+        if self.version == "v2":
+            enabled = " ".join(f"+{c}" for c in layout.parents)
+            (self.dirs["memory"] / "cgroup.subtree_control").write_text(enabled)
+        self.judge = {c: d / "judge" for c, d in self.dirs.items()}
+        for directory in set(self.judge.values()):
+            directory.mkdir()
+        for directory in sorted(set(self.judge.values())):
+            (directory / "cgroup.procs").write_text(str(os.getpid()))
+        self.layout = CgroupLayout(self.version, dict(self.dirs))
+
+    def cleanup_dirs(self) -> list[str]:
+        """Its folders, children first, for whoever removes them once the judge is gone."""
+        return [str(d) for d in sorted(set(self.judge.values()))] + [
+            str(d) for d in sorted(set(self.dirs.values()))
+        ]
+
+
+def oom_killed_in(memory_dir: Path) -> bool:
+    """Whether the memory cgroup at ``memory_dir`` (v1 or v2) has killed a process."""
+    for events in ("memory.events", "memory.oom_control"):
+        with contextlib.suppress(OSError, ValueError):
+            for line in (memory_dir / events).read_text().splitlines():
+                key, value = line.split()
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+    return False
+
+
 # --------------------------------------------------------------------------
 # seccomp: system calls a notebook never needs, refused inside the sandbox
 # --------------------------------------------------------------------------
 # Namespaces and mounts (a new user namespace would let it mount a tmpfs past the /tmp
-# cap, and is the kernel's largest attack surface), kernel keyrings, tracing, BPF and
-# perf. clone3 answers ENOSYS, so the C library falls back to clone, whose flags a
-# filter can read; clone with a namespace flag is refused.
+# cap, and is the kernel's largest attack surface), kernel keyrings, tracing, BPF, perf
+# and io_uring (its operations bypass the system-call filter). clone3 answers ENOSYS, so
+# the C library falls back to clone, whose flags a filter can read; clone with a
+# namespace flag is refused.
 _SECCOMP_ARCHES = {
     # machine: (AUDIT_ARCH, clone, clone3, refused system calls)
     "x86_64": (0xC000003E, 56, 435, {
@@ -241,12 +283,14 @@ _SECCOMP_ARCHES = {
         "keyctl": 250, "add_key": 248, "request_key": 249, "ptrace": 101, "bpf": 321,
         "perf_event_open": 298, "userfaultfd": 323, "open_tree": 428, "move_mount": 429,
         "fsopen": 430, "fsmount": 432, "mount_setattr": 442,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     }),
     "aarch64": (0xC00000B7, 220, 435, {
         "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
         "keyctl": 219, "add_key": 217, "request_key": 218, "ptrace": 117, "bpf": 280,
         "perf_event_open": 241, "userfaultfd": 282, "open_tree": 428, "move_mount": 429,
         "fsopen": 430, "fsmount": 432, "mount_setattr": 442,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     }),
 }  # fmt: skip
 _CLONE_NAMESPACES = (
@@ -359,19 +403,32 @@ class Isolation:
             parts.append(f"cgroup {self.cgroup.version} ({'+'.join(self.cgroup.parents)})")
         return ", ".join(parts)
 
+    def shown(self) -> list[Path]:
+        """Every folder the sandbox shows (read-only): the system's and the course's."""
+        system = [Path("/usr"), Path("/etc")]
+        system += [Path("/") / n for n in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")]
+        return [p for p in system if p.exists()] + list(self.visible)
+
     def check_secrets(self, secrets: list[Path]) -> None:
-        """Refuse to grade when a secret (answers, submissions) lies inside a visible folder."""
+        """Refuse to grade when a secret (answers, submissions) lies inside a folder it shows."""
         if self.mode == "unsafe":
             return
         for secret in secrets:
-            for folder in self.visible:
+            for folder in self.shown():
                 if _under(secret, folder):
                     raise SandboxUnavailable(
                         f"{secret} lies inside {folder}, which the sandbox must show to student "
                         "code; move it elsewhere"
                     )
 
-    def bwrap_command(self, uid: int, limits: Limits, seccomp_fd: int | None = None) -> list[str]:
+    def bwrap_command(
+        self,
+        uid: int,
+        limits: Limits,
+        seccomp_fd: int | None = None,
+        hide: list[tuple[str, Path]] | None = None,
+    ) -> list[str]:
+        """The bwrap command line; ``hide`` lists folders and files to mount empty (the rules)."""
         assert self.bwrap is not None
         command = [self.bwrap, "--die-with-parent", "--new-session", "--clearenv"]
         if seccomp_fd is not None:
@@ -389,7 +446,8 @@ class Isolation:
                 command += ["--symlink", os.readlink(top), str(top)]
             elif top.is_dir():
                 command += ["--ro-bind", str(top), str(top)]
-        command += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev"]
+        # No /proc: a student's code needs none, and its mountinfo would name the host's paths.
+        command += ["--ro-bind", "/etc", "/etc", "--dev", "/dev"]
         command += ["--perms", "1777", "--size", str(limits.tmp_mb * 1024 * 1024)]
         command += ["--tmpfs", "/tmp", "--perms", "0777", "--dir", "/tmp/home"]
         made: set[Path] = {Path("/"), Path("/tmp"), Path("/usr")}
@@ -400,6 +458,11 @@ class Isolation:
                     made.add(parent)
             command += ["--ro-bind", str(folder), str(folder)]
             made.add(folder)
+        for kind, path in hide or []:
+            if kind == "dir":
+                command += ["--perms", "0555", "--tmpfs", str(path), "--remount-ro", str(path)]
+            else:
+                command += ["--ro-bind", "/dev/null", str(path)]
         command += ["--chdir", "/tmp"]
         for key, value in _sandbox_env(limits).items():
             command += ["--setenv", key, value]
@@ -544,14 +607,25 @@ class RemoteEnvironment:
 class Session:
     """One submission's sandboxed runner, with a time budget for everything it runs."""
 
-    def __init__(self, how: Isolation, limits: Limits) -> None:
+    def __init__(
+        self,
+        how: Isolation,
+        limits: Limits,
+        rules: dict[str, list[str]] | None = None,
+        hide: list[tuple[str, Path]] | None = None,
+    ) -> None:
+        """``rules``: ``{"hidden": [...], "guarded": [...]}`` for the runner; ``hide``: what
+        bwrap mounts empty (:func:`course_tools.rules.hidden_paths` of the hidden names)."""
         self.how, self.limits = how, limits
+        self.rules, self.hide = rules, hide or []
         self.uid = FIRST_UID + secrets.randbelow(UID_RANGE)
         self.remaining = float(limits.timeout_s)
         self.where = "start-up"
         self.output_bytes = 0
         self._tail = bytearray()
-        self._callbacks: list[Callable[..., Any]] = []
+        # The grader's functions a test passed, by number; they die with their test.
+        self._callbacks: dict[int, Callable[..., Any]] = {}
+        self._next_callback = 0
         self._cgroup: Cgroup | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -572,6 +646,8 @@ class Session:
         # the sandbox's own (a uid per job, or a user namespace).
         if self._cgroup is None and self.how.mode == "bwrap":
             argv += ["--max-processes", str(self.limits.max_processes)]
+        if self.rules:
+            argv += ["--rules", json.dumps(self.rules)]
         return argv
 
     def start(self) -> None:
@@ -579,7 +655,8 @@ class Session:
             self._cgroup = Cgroup(self.how.cgroup, self.limits)
         with _seccomp_fd(seccomp_program() if self.how.mode == "bwrap" else None) as fd:
             if self.how.mode == "bwrap":
-                argv = self.how.bwrap_command(self.uid, self.limits, fd) + self._runner_argv()
+                argv = self.how.bwrap_command(self.uid, self.limits, fd, self.hide)
+                argv += self._runner_argv()
                 cwd, env = "/", {"PATH": "/usr/bin:/bin"}
             else:
                 self._scratch = tempfile.TemporaryDirectory(prefix="course-unsafe-")
@@ -770,8 +847,9 @@ class Session:
         if isinstance(obj, RemoteObject) and obj._session is self:
             return {"$h": obj._ref}
         if callable(obj):
-            self._callbacks.append(obj)
-            return {"$cb": len(self._callbacks) - 1}
+            number, self._next_callback = self._next_callback, self._next_callback + 1
+            self._callbacks[number] = obj
+            return {"$cb": number}
         raise wire.WireError(f"{type(obj).__name__} is not plain data and cannot be sent")
 
     def _from_ref(self, marker: dict[str, Any]) -> Any:
@@ -800,10 +878,17 @@ class Session:
                 return reply
             raise self._stop("protocol", f"{self.where}: unexpected reply {kind!r}")
 
+    def end_test(self) -> None:
+        """A question's tests are done: the functions they passed can no longer be called."""
+        self._callbacks.clear()
+
     def _answer_callback(self, header: dict[str, Any], payload: Any) -> None:
         number = header.get("cb")
-        if not (isinstance(number, int) and 0 <= number < len(self._callbacks)):
-            raise self._stop("protocol", f"{self.where}: unknown callback")
+        if not isinstance(number, int) or number not in self._callbacks:
+            # A test's function kept past its test (or a number never given): refused.
+            message = "채점기의 함수는 그 함수를 건넨 테스트가 끝나면 더 부를 수 없습니다"
+            self._send("raise", None, type="RuntimeError", message=message)
+            return
         try:
             args, kwargs = payload
             result = self._callbacks[number](*args, **dict(kwargs))
@@ -821,6 +906,17 @@ class Session:
 
     def lookup(self, name: str) -> Any:
         return self.request("lookup", name)
+
+    def start_rules(self, question: str, forbid: list[str]) -> None:
+        """Tell the runner which question's tests run next, and what that question forbids."""
+        self.request("rules", [question, list(forbid)])
+
+    def rule_calls(self) -> list[str]:
+        """The forbidden callables the answer called since :meth:`start_rules`."""
+        found = self.request("violations")
+        if not isinstance(found, list):
+            return []
+        return [str(item[1])[:200] for item in found if isinstance(item, list) and len(item) == 2]
 
 
 class StudentError(Exception):
