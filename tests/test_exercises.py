@@ -120,3 +120,92 @@ def test_the_colab_install_cell_does_nothing_outside_colab():
     namespace: dict = {}
     exec(compile(source, "<install>", "exec"), namespace)  # no pip, no network here
     assert "packages" not in namespace
+
+
+# Questions answered by a set of integers: how many integers the answer is drawn from.
+SUBSET_UNIVERSES = {("ch06_rnn", "q5"): 10}
+
+
+def _value_questions():
+    """``(chapter, question, answer, option letters, public points, hidden points)`` for every
+    question whose answer is a value (``qN_answer = ...``), read from the masters."""
+    import math
+    import re
+
+    import jupytext
+    import numpy as np
+
+    found = []
+    for master in MASTERS:
+        questions: list[dict] = []
+        for cell in jupytext.read(master).cells:
+            source = cell.source
+            if cell.cell_type == "raw" and source.startswith("# BEGIN QUESTION"):
+                name = re.search(r"name: (\w+)", source).group(1)
+                questions.append({"name": name, "options": [], "public": 0.0, "hidden": 0.0})
+            elif not questions:
+                continue
+            elif cell.cell_type == "markdown":
+                questions[-1]["options"] += re.findall(r"^- \(?([a-e])\)", source, flags=re.M)
+            elif cell.cell_type == "code":
+                q = questions[-1]
+                match = re.search(rf"^{q['name']}_answer = (.+?)\s+# SOLUTION", source, flags=re.M)
+                if match:
+                    q["answer"] = eval(match.group(1), {"np": np, "math": math})  # our own master
+                config = re.search(
+                    r'""" # BEGIN TEST CONFIG\n(.*?)""" # END TEST CONFIG', source, re.S
+                )
+                if config:
+                    points = float(re.search(r"points: ([\d.]+)", config.group(1)).group(1))
+                    q["hidden" if "hidden: true" in config.group(1) else "public"] += points
+        found += [
+            (master.stem, q["name"], q["answer"], q["options"], q["public"], q["hidden"])
+            for q in questions
+            if "answer" in q
+        ]
+    return found
+
+
+VALUE_QUESTIONS = _value_questions()
+
+
+def test_every_chapter_has_a_conceptual_question_and_none_is_single_choice():
+    assert {chapter for chapter, *_ in VALUE_QUESTIONS} == set(NAMES)
+    for chapter, question, answer, *_ in VALUE_QUESTIONS:
+        assert not isinstance(answer, str), f"{chapter} {question} is single choice: {answer!r}"
+
+
+@pytest.mark.parametrize(
+    ("chapter", "question", "answer", "options", "public", "hidden"),
+    VALUE_QUESTIONS,
+    ids=[f"{c}-{q}" for c, q, *_ in VALUE_QUESTIONS],
+)
+def test_guessing_earns_at_most_a_tenth_of_a_conceptual_question(
+    chapter, question, answer, options, public, hidden
+):
+    """Uniform guessing's expected score, from the master: the format test earns nothing, and
+    the hidden test wants the exact answer (a set of options, a set of steps, or a number)."""
+    assert public == 0, "a test any well-formed guess passes must be worth 0 points"
+    if isinstance(answer, (set, frozenset)) and all(isinstance(a, str) for a in answer):
+        assert sorted(options) == list("abcde")[: len(options)] and len(options) >= 4
+        assert answer <= set(options) and answer
+        chance = 1 / (2 ** len(options) - 1)  # every non-empty set of options, equally likely
+    elif isinstance(answer, (set, frozenset)):
+        chance = 1 / 2 ** SUBSET_UNIVERSES[(chapter, question)]
+    else:
+        assert isinstance(answer, (int, float)), answer
+        chance = 0.0  # a number graded to four decimals: no finite guess list covers it
+    assert chance * hidden / (public + hidden) <= 0.10
+
+
+def test_correct_options_are_spread_over_the_letters():
+    letters = [
+        letter
+        for _, _, answer, *_ in VALUE_QUESTIONS
+        if isinstance(answer, (set, frozenset))
+        for letter in answer
+        if isinstance(letter, str)
+    ]
+    counts = {letter: letters.count(letter) for letter in "abcde"}
+    assert len(letters) >= 20, counts
+    assert max(counts.values()) <= 0.30 * len(letters), counts

@@ -43,6 +43,22 @@ def _wrong_answers() -> dict[str, list[tuple[str, str, str]]]:
 WRONG_ANSWERS = _wrong_answers()
 
 
+def _library_answers() -> dict[str, list[tuple[str, str, str, str]]]:
+    """``{chapter: [(question, marker, source, rule), ...]}`` from tests/library_answers/."""
+    import importlib.util
+
+    found = {}
+    for path in sorted((ROOT / "tests" / "library_answers").glob("ch*.py")):
+        spec = importlib.util.spec_from_file_location(f"library_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found[path.stem] = module.LIBRARY
+    return found
+
+
+LIBRARY_ANSWERS = _library_answers()
+
+
 def _replace_cell(notebook: dict, marker: str, source: str) -> dict:
     copy = json.loads(json.dumps(notebook))
     cells = [
@@ -99,6 +115,10 @@ def graded(request, assignments, tmp_path_factory):
             f"wrong-{q}-{i}": _replace_cell(solution, m, source)
             for i, (q, m, source) in enumerate(WRONG_ANSWERS[name])
         },
+        **{
+            f"library-{q}-{i}": _replace_cell(solution, m, source)
+            for i, (q, m, source, _) in enumerate(LIBRARY_ANSWERS.get(name, []))
+        },
         **{f"hollow-{kind}": _hollow(solution, returned) for kind, returned in HOLLOW.items()},
         "loop": _replace_cell(solution, marker, "while True:\n    pass\n"),
         "exit": _replace_cell(solution, marker, "import os\nos._exit(3)\n"),
@@ -141,6 +161,60 @@ def test_every_plausible_wrong_answer_loses_its_questions_points_and_nothing_els
         wrong = results[f"wrong-{question}-{i}"]
         assert wrong.scores[question] < wrong.possible[question], (question, wrong.failures)
         assert all(wrong.scores[q] == solution.scores[q] for q in wrong.scores if q != question)
+
+
+def test_every_library_answer_loses_its_question_by_the_rule_it_breaks(graded):
+    name, _, results, _, _ = graded
+    solution = results["solution"]
+    for i, (question, _, _, rule) in enumerate(LIBRARY_ANSWERS[name]):
+        library = results[f"library-{question}-{i}"]
+        assert library.scores[question] == 0, (question, library.failures)
+        assert any(f"`{rule}" in b for b in library.rule_breaks[question]), library.rule_breaks
+        assert all(library.scores[q] == solution.scores[q] for q in library.scores if q != question)
+        assert "rules broken in" in library.reason and question in library.reason
+
+
+def test_library_answers_earn_full_marks_without_the_rules(graded, assignments, tmp_path):
+    """What the rules stop is a right answer: without them each library answer earns its points."""
+    import importlib.util
+
+    name = graded[0]
+    spec = importlib.util.spec_from_file_location(
+        "library_check", ROOT / "tests" / "library_answers" / "verify.py"
+    )
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    solution = json.loads(assignments[name].autograder_notebook.read_text(encoding="utf-8"))
+    folder = tmp_path / "library"
+    folder.mkdir()
+    answers = LIBRARY_ANSWERS.get(name, [])
+    if not answers:
+        pytest.skip(f"{name} has no library answers")
+    for i, (question, marker, source, _) in enumerate(answers):
+        notebook = check.replace_cell(solution, marker, source)
+        (folder / f"library-{question}-{i}.ipynb").write_text(
+            json.dumps(notebook), encoding="utf-8"
+        )
+    zip_path = check.without_rules(assignments[name].autograder_zip, tmp_path)
+    free = {
+        r.submission.removesuffix(".ipynb"): r
+        for r in grading.grade_batch(folder, zip_path, jobs=3, timeout_s=60, unsafe=True)
+    }
+    for i, (question, _, _, _) in enumerate(answers):
+        result = free[f"library-{question}-{i}"]
+        assert result.scores[question] == result.possible[question], (question, result.failures)
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_ANSWERS))
+def test_every_code_question_has_a_library_answer(assignments, name):
+    from course_tools import exercises
+
+    found = exercises.read_rules(assignments[name].autograder_zip)
+    assert found is not None and all(found.forbid.values()), "every question has rules"
+    code_questions = {
+        q for q, names in found.names.items() if not any(n.endswith("_answer") for n in names)
+    }
+    assert {q for q, _, _, _ in LIBRARY_ANSWERS.get(name, [])} == code_questions
 
 
 @pytest.mark.parametrize("name", sorted(WRONG_ANSWERS))
@@ -213,8 +287,10 @@ def test_grade_command_line(assignments, tmp_path):
     total = sum(
         grading.question_points(assignments["ch01_nlp_and_sequences"].autograder_zip).values()
     )
-    assert f"only.ipynb: {total:g}/{total:g}" in run.stdout
+    assert f"only.ipynb: {total:g}/{total:g}  [ok]" in run.stdout
     assert out.is_file()
+    assert (tmp_path / "grades-items.csv").is_file() and (tmp_path / "grades-items.html").is_file()
+    assert "item analysis →" in run.stdout
 
 
 def test_bad_grading_input_gets_clear_errors(tmp_path, assignments):
@@ -356,3 +432,73 @@ def test_malformed_notebooks_are_named(tmp_path, content, message):
     path.write_text(content, encoding="utf-8")
     with pytest.raises(ValueError, match=message):
         grading.read_notebook(path)
+
+
+def test_a_tests_functions_die_with_the_test():
+    """A function a test passed cannot be called from a later cell (issue 18)."""
+    from course_tools.sandbox import Session, isolation
+
+    with Session(isolation(unsafe=True), grading.Limits(timeout_s=60)) as session:
+        assert (
+            session.run_cell("def f(cb):\n    global kept\n    kept = cb\n    return cb(2)") is None
+        )
+        assert session.lookup("f")(lambda x: x + 1) == 3
+        session.end_test()
+        error = session.run_cell("kept(5)")
+    assert error is not None and error.startswith("RuntimeError") and "테스트가 끝나면" in error
+
+
+def test_the_judge_and_the_sandbox_share_one_memory_cap(tmp_path):
+    """The judge moves into <group>/judge and the group holds the submission's cap."""
+    from course_tools.sandbox import _cgroup_layout
+
+    if _cgroup_layout() is None:
+        pytest.skip("no writable cgroup here")
+    code = (
+        "import json\n"
+        "from course_tools.sandbox import JudgeGroup, Limits, _cgroup_layout\n"
+        "group = JudgeGroup(_cgroup_layout(), Limits(memory_mb=300))\n"
+        "memory = group.dirs['memory']\n"
+        "limit = next(p for p in ('memory.max', 'memory.limit_in_bytes') if (memory / p).exists())\n"
+        "mine = [l for l in open('/proc/self/cgroup').read().splitlines() if 'memory' in l or l.startswith('0::')]\n"
+        "print(json.dumps({'dirs': group.cleanup_dirs(), 'limit': (memory / limit).read_text().strip(),\n"
+        "                  'mine': mine, 'name': memory.name}))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout)
+    grading._remove_cgroups(found["dirs"])
+    assert found["limit"] == str(300 * 2**20)
+    assert any(line.endswith(f"{found['name']}/judge") for line in found["mine"]), found["mine"]
+    assert not any(__import__("pathlib").Path(d).exists() for d in found["dirs"])
+
+
+def test_the_system_call_filter_refuses_io_uring():
+    import struct
+
+    from course_tools.sandbox import seccomp_program
+
+    program = seccomp_program("x86_64")
+    compared = {struct.unpack_from("<HBBI", program, i)[3] for i in range(0, len(program), 8)}
+    assert {425, 426, 427} <= compared
+
+
+def test_answers_in_a_system_folder_the_sandbox_shows_are_refused():
+    from course_tools import sandbox
+
+    how = sandbox.isolation()
+    with pytest.raises(grading.SandboxUnavailable, match="move it elsewhere"):
+        how.check_secrets([__import__("pathlib").Path("/usr/share/course/dist/answers.zip")])
+
+
+def test_a_notebook_of_another_exercise_is_named_as_such(assignments, tmp_path):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "x.ipynb").write_text(
+        (ROOT / "notebooks" / "ch11_transformer.ipynb").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    [result] = grading.grade_batch(folder, assignments["ch09_seq2seq"].autograder_zip, timeout_s=60)
+    assert result.status == "error" and result.total == 0
+    assert "ch11_transformer, not ch09_seq2seq" in result.reason
+    assert "--chapter ch11_transformer" in result.reason

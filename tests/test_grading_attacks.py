@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 import threading
 import time
@@ -329,6 +330,45 @@ def _attacks(secrets: dict[str, str], marker: str, port: int) -> dict[str, tuple
                 "    return Anything(1.0)\n"
             ),
         ),
+        # Holes found after the rules (issue 18), each closed:
+        "forged_reply_frames": (
+            "start",
+            (
+                "import os\n"
+                "from course_tools import wire\n"
+                "text = '\\x1b[2J\\x1b[H999/999 \\x1b[32mPASS\\x1b[0m\\n' + 'X' * (2 * 2**20)\n"
+                "for reply in ({'op': 'raise', 'type': '\\x1b[31mAssertionError', 'message': text},\n"
+                "              {'op': 'done', 'error': text}):\n"
+                "    frame = wire.pack(reply, [])\n"
+                "    for fd in range(3, 32):\n"
+                "        try:\n"
+                "            os.write(fd, frame)\n"
+                "        except OSError:\n"
+                "            pass\n"
+            ),
+        ),
+        "huge_cell": ("start", "blob = '" + "a" * (20 * 2**20) + "'\n"),
+        "io_uring": (
+            "start",
+            (
+                "import ctypes\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "libc.syscall.restype = ctypes.c_long\n"
+                "params = ctypes.create_string_buffer(120)\n"
+                "fd = libc.syscall(425, 8, params)\n"
+                "print('blocked' if fd < 0 else 'ESCAPED', 'io_uring_setup', ctypes.get_errno())\n"
+            ),
+        ),
+        "host_paths": (
+            "start",
+            (
+                "for path in ['/proc/self/mountinfo', '/proc/self/mounts', '/proc/1/cmdline']:\n"
+                "    try:\n"
+                "        print('READ', path, open(path).read()[:200])\n"
+                "    except OSError as e:\n"
+                "        print('blocked', path, e.errno)\n"
+            ),
+        ),
         # Statuses and partial credit: these end in a loop, after the honest cells.
         "setsid_daemon_and_loop": (
             "end",
@@ -477,8 +517,24 @@ def attacked(target, tmp_path_factory):
     for name, (where, source) in _attacks(secrets, marker, listener.port).items():
         notebooks[name] = _insert(honest, where, source)
     notebooks["correct_then_loop"] = _insert(solution, "end", "while True:\n    pass\n")
+    # q1 returns an int too long to print: q1 fails, the questions after it are still graded.
+    notebooks["huge_int"] = _cells_with(
+        honest, {"def rnn_step": "def rnn_step(x, h, W_xh, W_hh, b):\n    return 10**5000\n"}
+    )
     for name, notebook in notebooks.items():
         (folder / f"{name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    # What the folder itself can hold: links to answers, things that are not files, names
+    # that are terminal escapes or spreadsheet formulas, a student's own folder.
+    (folder / "symbolic_link.ipynb").symlink_to(assignment.autograder_notebook)
+    os.link(assignment.autograder_notebook, folder / "hard_link.ipynb")
+    (folder / "a_folder.ipynb").mkdir()
+    (folder / "a_folder.ipynb" / "solution.ipynb").write_text(json.dumps(solution))
+    os.mkfifo(folder / "a_pipe.ipynb")
+    (folder / "\x1b[2J\x1b[31mescape.ipynb").write_text(json.dumps(honest), encoding="utf-8")
+    (folder / "=1+1.ipynb").write_text(json.dumps(honest), encoding="utf-8")
+    (folder / "alice").mkdir()
+    (folder / "alice" / "ch06_rnn.ipynb").write_text(json.dumps(honest), encoding="utf-8")
+    (folder / "deep.ipynb").write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
     # (The repository's own folders are read-only in the sandbox, and the escape_write
     # attack's marker would show a write there; hashing them races with editors beside.)
     guarded = [
@@ -639,3 +695,76 @@ def test_the_csv_names_the_sandbox(attacked, tmp_path):
     rows = list(__import__("csv").DictReader(out.open(encoding="utf-8")))
     assert {row["sandbox"] for row in rows} == {isolation().description}
     assert "UNSAFE" not in rows[0]["sandbox"]
+
+
+# --------------------------------------------------------------------------
+# what the submissions folder holds, and what is printed (issue 18)
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("symbolic_link.ipynb", "symbolic link"),
+        ("hard_link.ipynb", "hard link"),
+        ("a_folder.ipynb", "folder named like a notebook"),
+        ("a_pipe.ipynb", "not a regular file"),
+        ("deep", "nested far deeper"),
+    ],
+)
+def test_links_folders_pipes_and_deep_json_get_a_row_with_zero_and_the_reason(
+    attacked, name, reason
+):
+    result = attacked["results"][name.removesuffix(".ipynb")]
+    assert result.status == "error" and result.total == 0, (result.status, result.reason)
+    assert reason in result.reason
+
+
+def test_a_students_folder_is_graded_under_its_name(attacked):
+    alice = attacked["results"]["alice"]
+    assert alice.status == "ok" and alice.total == HONEST_POINTS
+
+
+def test_what_a_submission_controls_is_escaped_and_capped_wherever_it_is_written(
+    attacked, tmp_path
+):
+    results = list(attacked["results"].values())
+    for result in results:
+        for text in [result.submission, result.reason, *result.failures]:
+            assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in text), repr(text[:200])
+        assert len(result.reason) <= 2 * grading.MAX_REASON
+        assert all(len(f) <= grading.MAX_REASON for f in result.failures)
+    forged = attacked["results"]["forged_reply_frames"]
+    assert forged.total <= HONEST_POINTS
+    escaped = attacked["results"]["\\x1b[2J\\x1b[31mescape"]
+    assert escaped.total == HONEST_POINTS
+    out = tmp_path / "grades.csv"
+    grading.write_csv(results, out)
+    text = out.read_text(encoding="utf-8")
+    assert "\x1b" not in text
+    rows = list(__import__("csv").DictReader(out.open(encoding="utf-8")))
+    assert "'=1+1.ipynb" in {row["submission"] for row in rows}
+    assert not any(row["reason"][:1] in ("=", "+", "-", "@") for row in rows)
+    assert not any("\x1b" in r.summary() for r in results)
+
+
+def test_an_oversized_cell_or_value_is_refused_and_later_questions_still_count(attacked):
+    huge_cell = attacked["results"]["huge_cell"]
+    assert huge_cell.status == "ok" and huge_cell.total == HONEST_POINTS
+    assert "over the 4194304-byte limit for one cell" in huge_cell.reason
+    huge_int = attacked["results"]["huge_int"]
+    assert huge_int.status == "ok", huge_int.reason
+    assert huge_int.scores["q1"] == 0 and huge_int.total == HONEST_POINTS - 1
+    assert any("bits is over" in f for f in huge_int.failures), huge_int.failures
+
+
+def test_io_uring_and_the_hosts_paths_are_out_of_reach(attacked):
+    uring = attacked["results"]["io_uring"].output
+    assert "blocked io_uring_setup" in uring and "ESCAPED" not in uring
+    paths = attacked["results"]["host_paths"].output
+    assert paths.count("blocked") == 3 and "\nREAD " not in "\n" + paths, paths[-500:]
+
+
+def test_every_peak_counts_the_judge_and_stays_within_the_cap(attacked):
+    peaks = [r.peak_memory_mb for r in attacked["results"].values() if r.peak_memory_mb]
+    if not peaks:
+        pytest.skip("no memory cgroup here")
+    assert max(peaks) <= MEMORY_MB + 1

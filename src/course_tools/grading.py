@@ -305,6 +305,8 @@ def find_submissions(folder: Path) -> list[Submission]:
                     found.append(Submission(name, path, problem=f"could not be read: {error}"))
 
     visit(Path(folder), "", 0)
+    for submission in found:  # names are printed and written: escaped once, here
+        submission.name = printable(submission.name, MAX_NAME)
     # A student's folder with one notebook is that student's submission.
     per_folder = Counter(s.name.rpartition("/")[0] for s in found if "/" in s.name)
     for submission in found:
@@ -770,8 +772,10 @@ def write_csv(results: list[GradeResult], path: Path) -> None:
 
 
 def _failure_kind(failure: str) -> str:
-    """A failure without its numbers, so that the same mistake counts as one."""
-    return re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", failure)[:160]
+    """A failure without the numbers in its message, so that the same mistake counts as one."""
+    case, _, message = failure.partition(": ")
+    message = re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "#", message)
+    return f"{case}: {message}"[:160]
 
 
 def item_analysis(results: list[GradeResult]) -> list[dict[str, Any]]:

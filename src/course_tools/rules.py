@@ -338,31 +338,101 @@ class _Reader:
                 if dotted is not None and target.id not in self.aliases:
                     self.aliases[target.id] = dotted
 
-    def dotted(self, node: ast.AST) -> str | None:
-        """``np.linalg.svd`` → ``numpy.linalg.svd`` where the base is an import alias."""
+    def dotted(self, node: ast.AST, shadowed: frozenset[str] = frozenset()) -> str | None:
+        """``np.linalg.svd`` → ``numpy.linalg.svd`` where the base is an import alias.
+
+        ``shadowed``: the names a function binds itself (its parameters and local
+        variables), which are not the notebook's aliases of the same name.
+        """
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
         if isinstance(node, ast.Call):  # getattr(np, "linalg").svd
-            inner = self.getattr_target(node)
+            inner = self.getattr_target(node, shadowed)
             if inner is None:
                 return None
             return ".".join([inner, *reversed(parts)])
-        if not isinstance(node, ast.Name) or node.id not in self.aliases:
+        if not isinstance(node, ast.Name) or node.id not in self.aliases or node.id in shadowed:
             return None
         return ".".join([self.aliases[node.id], *reversed(parts)])
 
-    def getattr_target(self, call: ast.Call) -> str | None:
+    def getattr_target(self, call: ast.Call, shadowed: frozenset[str] = frozenset()) -> str | None:
         if not (isinstance(call.func, ast.Name) and call.func.id in ATTRIBUTE_BUILTINS):
             return None
-        if len(call.args) < 2 or not isinstance(call.args[1], ast.Constant):
+        if call.func.id in shadowed or len(call.args) < 2:
             return None
-        base = self.dotted(call.args[0])
+        if not isinstance(call.args[1], ast.Constant):
+            return None
+        base = self.dotted(call.args[0], shadowed)
         attribute = call.args[1].value
         if base is None or not isinstance(attribute, str):
             return None
         return f"{base}.{attribute}"
+
+
+def _arguments(args: ast.arguments) -> set[str]:
+    named = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return {a.arg for a in named if a is not None}
+
+
+def _shadowed_by(reader: _Reader, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function binds for itself: its parameters and local variables, less the
+    local names that are aliases (``import torch``, ``svd = np.linalg.svd`` inside it)."""
+    stored, aliased, declared = _arguments(function.args), set(), set()
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stored.add(sub.name)
+            continue  # its body is a scope of its own
+        if isinstance(sub, ast.Lambda):
+            continue
+        if isinstance(sub, (ast.Global, ast.Nonlocal)):
+            declared |= set(sub.names)
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            stored.add(sub.id)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            aliased |= set(_bound_names(sub))
+        elif (
+            isinstance(sub, ast.Assign)
+            and len(sub.targets) == 1
+            and isinstance(sub.targets[0], ast.Name)
+            and reader.dotted(sub.value) is not None
+        ):
+            aliased.add(sub.targets[0].id)
+        stack.extend(ast.iter_child_nodes(sub))
+    return (stored - aliased) - declared
+
+
+def _scoped_walk(
+    reader: _Reader, node: ast.AST, shadowed: frozenset[str] = frozenset()
+) -> Iterable[tuple[ast.AST, frozenset[str]]]:
+    """Every node under ``node`` with the local names that shadow the notebook's there."""
+    yield node, shadowed
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        outer: list[ast.AST] = [*node.decorator_list, *node.args.defaults]
+        outer += [d for d in node.args.kw_defaults if d is not None]
+        for before in outer:
+            yield from _scoped_walk(reader, before, shadowed)
+        inner = shadowed | _shadowed_by(reader, node)
+        for statement in node.body:
+            yield from _scoped_walk(reader, statement, inner)
+    elif isinstance(node, ast.Lambda):
+        defaults: list[ast.AST] = [*node.args.defaults]
+        defaults += [d for d in node.args.kw_defaults if d is not None]
+        for default in defaults:
+            yield from _scoped_walk(reader, default, shadowed)
+        yield from _scoped_walk(reader, node.body, shadowed | _arguments(node.args))
+    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        targets = {
+            n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)
+        }
+        for part in ast.iter_child_nodes(node):
+            yield from _scoped_walk(reader, part, shadowed | targets)
+    else:
+        for sub in ast.iter_child_nodes(node):
+            yield from _scoped_walk(reader, sub, shadowed)
 
 
 def _where(statement: _Statement, node: ast.AST) -> str:
@@ -372,7 +442,7 @@ def _where(statement: _Statement, node: ast.AST) -> str:
 
 def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.AST]]:
     """The ways around a rule in one statement: ``(what, node)``."""
-    for node in ast.walk(statement.node):
+    for node, shadowed in _scoped_walk(reader, statement.node):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom):
@@ -387,7 +457,7 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
                 ):
                     yield module, node
         elif isinstance(node, ast.Name) and node.id in ESCAPE_CALLS:
-            if node.id not in reader.bindings:  # not a name the notebook defined itself
+            if node.id not in reader.bindings and node.id not in shadowed:  # not its own name
                 yield ESCAPE_CALLS[node.id], node
         elif isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__", "__spec__"):
             yield node.id, node
@@ -399,7 +469,7 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
             if node.attr in ESCAPE_ATTRIBUTES:
                 yield node.attr, node
                 continue
-            base = reader.dotted(node.value)
+            base = reader.dotted(node.value, shadowed)
             if base == "sys" and node.attr in ESCAPE_SYS:
                 yield f"sys.{node.attr}", node
             elif base == "os" and node.attr in ESCAPE_OS:
@@ -421,7 +491,8 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
         ):
             yield f"%{node.args[0].value}", node  # runs code the notebook does not show
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in ATTRIBUTE_BUILTINS and node.func.id not in reader.bindings:
+            own = node.func.id in reader.bindings or node.func.id in shadowed
+            if node.func.id in ATTRIBUTE_BUILTINS and not own:
                 name = node.args[1] if len(node.args) >= 2 else None
                 if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                     yield f"{node.func.id}(…, 계산한 이름)", node
@@ -438,17 +509,17 @@ def _is_module_path(dotted: str) -> bool:
 
 def _uses(reader: _Reader, statement: _Statement, forbidden: Sequence[str]):
     """Forbidden names one statement uses: ``(used, rule, node)``."""
-    for node in ast.walk(statement.node):
+    for node, shadowed in _scoped_walk(reader, statement.node):
         used: list[str] = []
         if isinstance(node, ast.Import):
             used = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             used = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         elif isinstance(node, (ast.Attribute, ast.Name)):
-            dotted = reader.dotted(node)
+            dotted = reader.dotted(node, shadowed)
             used = [dotted] if dotted else []
         elif isinstance(node, ast.Call):
-            target = reader.getattr_target(node)
+            target = reader.getattr_target(node, shadowed)
             used = [target] if target else []
         for name in used:
             for rule in forbidden:
@@ -495,9 +566,10 @@ def violations(
         for statement in reader.bindings.get(name, []):
             for used, rule, node in _uses(reader, statement, forbidden):
                 add(used, rule, _where(statement, node))
-            for node in ast.walk(statement.node):
-                if isinstance(node, ast.Name) and node.id in reader.bindings:
-                    queue.append(node.id)
+            for node, shadowed in _scoped_walk(reader, statement.node):
+                own = isinstance(node, ast.Name) and node.id in reader.bindings
+                if own and node.id not in shadowed:  # type: ignore[attr-defined]
+                    queue.append(node.id)  # type: ignore[attr-defined]
         # A name bound by an import of a forbidden thing, used by the answer.
         alias = reader.aliases.get(name)
         if alias is not None:

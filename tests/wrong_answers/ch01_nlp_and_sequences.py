@@ -28,7 +28,7 @@ WRONG = [
     (
         "q4",
         "q4_answer",
-        # Confuses the chain rule with the independence assumption of a bag of words.
-        'q4_answer = "a"\n',
+        # Right about the identity and the Markov approximation, but thinks only the left-to-right order is exact.
+        'q4_answer = {"b", "d"}\n',
     ),
 ]

@@ -41,7 +41,7 @@ WRONG = [
     (
         "q4",
         "q4_answer",
-        # Believes BPE knows Korean grammar.
-        'q4_answer = "a"\n',
+        # Sees the frequency argument but not what </w> distinguishes.
+        'q4_answer = {"a"}\n',
     ),
 ]

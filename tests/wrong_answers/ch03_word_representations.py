@@ -36,8 +36,8 @@ WRONG = [
     (
         "q5",
         "q5_answer",
-        # "Orthogonal, so the distance is 0": confuses the dot product with the distance.
-        'q5_answer = "a"\n',
+        # Gets the geometry right but forgets the dense float32 storage is V * 4 bytes.
+        'q5_answer = {"a", "b"}\n',
     ),
     (
         "q6",
@@ -69,7 +69,7 @@ WRONG = [
     (
         "q8",
         "q8_answer",
-        # "PMI is 0, so the dot product is 0": forgets the shift by log k.
-        'q8_answer = "a"\n',
+        # PMI 0, so dot product 0: forgets the k noise samples shift the optimum.
+        "q8_answer = 0.0\n",
     ),
 ]

@@ -50,8 +50,8 @@ WRONG = [
     (
         "q5",
         "q5_answer",
-        # Reads "alpha = 0" as "no flattening at all", i.e. the plain unigram distribution.
-        'q5_answer = "a"\n',
+        # Knows the two ends (alpha 0 and 1) but not what alpha < 1 does to rare words.
+        'q5_answer = {"c", "d"}\n',
     ),
     (
         "q6",
@@ -89,7 +89,7 @@ WRONG = [
     (
         "q8",
         "q8_answer",
-        # Mixes fastText up with the morpheme route: it uses no analyzer.
-        'q8_answer = "b"\n',
+        # Knows the n-gram mean but thinks two unseen words could share one vector.
+        'q8_answer = {"b"}\n',
     ),
 ]

@@ -52,8 +52,8 @@ WRONG = [
     (
         "q5",
         "q5_answer",
-        # Thinks of the backward half like the forward one: only the steps from 6 on change.
-        "q5_answer = 'a'\n",
+        # Confuses the backward half with the forward direction's steps.
+        "q5_answer = set(range(6, 10))\n",
     ),
     (
         "q6",

@@ -49,8 +49,8 @@ WRONG = [
     (
         "q5",
         "q5_answer",
-        # Takes the gradient story for the value: an open forget gate alone, whatever the input gate adds.
-        "q5_answer = 'b'\n",
+        # Misses that closing the output gate leaves the cell state alone.
+        'q5_answer = {"a"}\n',
     ),
     (
         "q6",

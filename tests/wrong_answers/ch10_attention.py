@@ -98,7 +98,7 @@ WRONG = [
     (
         "q6",
         "q6_answer",
-        # Believes a zero after the softmax is the same as -inf before it.
-        "q6_answer = 'a'\n",
+        # Sees the row sums but not that renormalising the product gives the additive mask's weights.
+        'q6_answer = {"a"}\n',
     ),
 ]

@@ -176,8 +176,8 @@ WRONG = [
     (
         "q6",
         "q6_answer",
-        # Believes the cache makes each step's attention cost constant in t.
-        "q6_answer = 'b'\n",
+        # Misses that the cache grows by one key and value per token and layer.
+        'q6_answer = {"c"}\n',
     ),
     (
         "q6",

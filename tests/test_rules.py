@@ -1,0 +1,333 @@
+"""The exercises' rules: declared in the masters, read from the answers, refused at run time.
+
+The grading tests (test_grading.py) check the whole path with real submissions;
+these check each layer on its own: parsing the masters, the read of the cells
+(what it flags and, as important, what it leaves alone), the import blocker,
+the run-time guards, and the rules test that ``grader.check`` runs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import jupytext
+import pytest
+from conftest import ROOT
+
+from course_tools import exercises, rules
+
+MASTERS = exercises.masters(ROOT)
+FORBID = ["torch", "course_utils", "nltk", "numpy.linalg.svd"]
+
+
+def _used(cells: list[str], names=("f",), forbid=FORBID) -> set[tuple[str, str]]:
+    found = rules.violations(list(enumerate(cells, 1)), "q1", forbid, list(names))
+    return {(v.used, v.rule) for v in found}
+
+
+# --------------------------------------------------------------------------
+# the masters
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("master", MASTERS, ids=[m.stem for m in MASTERS])
+def test_every_question_of_every_master_declares_its_rules(master):
+    _, forbid = rules.parse_master_rules(jupytext.read(master))
+    assert forbid, "no questions found"
+    for question, names in forbid.items():
+        assert {"torch", "course_utils"} <= set(names), question
+        assert all(all(p.isidentifier() for p in n.split(".")) for n in names)
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=[m.stem for m in MASTERS])
+def test_no_solution_breaks_its_own_rules(master):
+    """The read flags nothing in any master's solution: no false alarm for an honest answer."""
+    notebook = jupytext.read(master)
+    _, forbid = rules.parse_master_rules(notebook)
+    cells = [
+        (i, c.source) for i, c in enumerate(notebook.cells, 1)
+        if c.cell_type == "code" and not c.source.lstrip().startswith('""" # BEGIN TEST CONFIG')
+    ]  # fmt: skip
+    for question, names in forbid.items():
+        roots = sorted({n for _, s in cells for n in rules.test_parameters(s) if n})
+        assert rules.violations(cells, question, names, roots) == [], question
+
+
+def test_bad_rules_in_a_master_are_named():
+    def master(rules_yaml: str) -> dict:
+        cell = {"cell_type": "raw", "source": f"# BEGIN QUESTION\nname: q1\n{rules_yaml}"}
+        return {"cells": [cell]}
+
+    with pytest.raises(ValueError, match="question q1: rules must be a mapping"):
+        rules.parse_master_rules(master("rules: torch\n"))
+    with pytest.raises(ValueError, match="forbid must be a list"):
+        rules.parse_master_rules(master("rules:\n  forbid: torch\n"))
+    with pytest.raises(ValueError, match="dotted name"):
+        rules.parse_master_rules(master("rules:\n  forbid: ['torch nn']\n"))
+    with pytest.raises(ValueError, match="one key, forbid"):
+        rules.parse_master_rules(master("rules:\n  allow: [numpy]\n"))
+    _, forbid = rules.parse_master_rules(master("rules:\n  forbid: [numpy.linalg.svd]\n"))
+    assert forbid == {"q1": ["numpy.linalg.svd"]}
+
+
+def test_otter_never_sees_the_rules_block():
+    config = "name: ch\nrules:\n  forbid: [torch,\n    nltk]\ninit_cell: true\n"
+    assert exercises._without_rules(config) == "name: ch\ninit_cell: true\n"
+
+
+def test_rules_round_trip_and_what_is_hidden_or_guarded():
+    found = rules.Rules(
+        "ch",
+        {"q1": ["torch", "numpy.linalg.svd", "numpy"], "q2": ["torch", "torch.nn", "numpy"]},
+        {"q1": ["f"], "q2": ["g"]},
+        ["abc"],
+    )
+    assert found.hidden() == ["torch"]  # numpy stays: the runner needs it
+    assert found.guarded() == ["numpy", "numpy.linalg.svd"]
+    assert rules.Rules.from_json(found.to_json()) == found
+    assert rules.Rules("ch", {}, {"q1": ["f"]}).hidden() == []
+    with pytest.raises(ValueError, match="assignment"):
+        rules.Rules.from_json("[]")
+
+
+# --------------------------------------------------------------------------
+# the read
+# --------------------------------------------------------------------------
+def test_an_honest_numpy_answer_is_left_alone():
+    assert _used(["import numpy as np", "def f(x):\n    return np.tanh(x)"]) == set()
+    # A forbidden import the answer does not use costs nothing (it fails in the sandbox).
+    assert (
+        _used(["import torch", "import numpy as np", "def f(x):\n    return np.tanh(x)"]) == set()
+    )
+    # Magics and shell escapes a notebook commonly has.
+    assert _used(["%timeit 1 + 1\n!pip install numpy", "def f(x):\n    return x"]) == set()
+    # The answer's own names that shadow a builtin are its own.
+    assert (
+        _used(["def getattr(a, b):\n    return a", "def f(x):\n    return getattr(x, x)"]) == set()
+    )
+
+
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        # through a helper function, an alias of a submodule, and a local import
+        (["import torch.nn.functional as F", "def g(x):\n    return F.relu(x)",
+          "def f(x):\n    return g(x)"], ("torch.nn.functional.relu", "torch")),
+        (["def f(x):\n    import torch\n    return torch.tanh(x)"], ("torch.tanh", "torch")),
+        # a callable rule, by attribute, by alias and by from-import
+        (["import numpy as np", "svd = np.linalg.svd", "def f(x):\n    return svd(x)"],
+         ("numpy.linalg.svd", "numpy.linalg.svd")),
+        (["from numpy.linalg import svd as s", "def f(x):\n    return s(x)"],
+         ("numpy.linalg.svd", "numpy.linalg.svd")),
+        (["import numpy as np", "def f(x):\n    return getattr(np.linalg, 'svd')(x)"],
+         ("numpy.linalg.svd", "numpy.linalg.svd")),
+        # through a class the answer builds on
+        (["from course_utils.rnn import RNN", "class M(RNN):\n    pass", "def f(x):\n    return M()"],
+         ("course_utils.rnn.RNN", "course_utils")),
+        # the last definition of the answer counts, not an earlier draft
+        (["def f(x):\n    return x", "import nltk\ndef f(x):\n    return nltk.edit_distance(x, x)"],
+         ("nltk.edit_distance", "nltk")),
+    ],
+)  # fmt: skip
+def test_the_read_follows_the_answer_to_what_it_uses(cells, expected):
+    assert expected in _used(cells)
+
+
+def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
+    cells = ["import torch\ndef f(x):\n    return torch.tanh(x)", "def f(x):\n    return x"]
+    assert _used(cells) == set()
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        ("import numpy as np\ndef f(x):\n    return getattr(np.linalg, 'sv' + 'd')(x)",
+         "getattr(…, 계산한 이름)"),
+        ("import importlib\nm = importlib.import_module('to' + 'rch')", "importlib"),
+        ("m = __import__('torch')", "__import__"),
+        ("eval('1')", "eval"),
+        ("import sys\nsys.modules['x'] = None", "sys.modules"),
+        ("from sys import modules", "sys.modules"),
+        ("import gc\ngc.get_objects()", "gc"),
+        ("import ctypes", "ctypes"),
+        ("import pickle", "pickle"),
+        ("import numpy as np\nnp._core", "numpy._core"),
+        ("def f(x):\n    return f.__globals__", "__globals__"),
+        ("def f(x):\n    return x.__class__.__mro__", "__mro__"),
+        ("import os\nos.system('python -c 1')", "os.system"),
+        ("ip = get_ipython()", "get_ipython()"),
+        ("%run /tmp/a.py", "%run"),
+        ("%%writefile /tmp/a.py\nimport torch", "%writefile"),
+        ("getattr(object, '__subclasses__')", "getattr(…, '__subclasses__')"),
+    ],
+)  # fmt: skip
+def test_ways_around_the_rules_anywhere_in_the_notebook_are_flagged(source, what):
+    assert (what, "escape") in _used([source, "def f(x):\n    return x"])
+
+
+def test_the_read_skips_cells_that_do_not_parse_and_questions_without_rules():
+    assert _used(["def f(x):\n    return (", "def f(x):\n    return x"]) == set()
+    assert _used(["import torch\ndef f(x):\n    return torch.tanh(x)"], forbid=[]) == set()
+
+
+def test_the_notebooks_own_cells_are_trusted_and_an_edited_one_is_not():
+    install = exercises.colab_install_cell(exercises.repository_url(ROOT))
+    found = rules.Rules("ch", trusted=[rules.cell_digest(install)])
+    assert found.student_cells([(1, install + "\n  \n"), (2, "x = 1")]) == [(2, "x = 1")]
+    edited = install + "\nimport ctypes"
+    assert found.student_cells([(1, edited)]) == [(1, edited)]
+
+
+def test_the_messages_name_the_question_what_was_used_the_rule_and_the_place():
+    v = rules.Violation("q3", "torch.nn.RNNCell", "torch", "셀 5, 2행")
+    assert v.message() == (
+        "규칙 위반(문제 3): 답이 쓸 수 없는 것을 씁니다 — `torch.nn.RNNCell` (셀 5, 2행); 규칙은 `torch`."
+    )
+    assert "규칙을 피해 가는 방법" in rules.Violation("q1", "gc", "escape").message()
+    assert "실행 중에" in rules.called_message("q2", "numpy.tanh")
+
+
+# --------------------------------------------------------------------------
+# hidden, and refused at run time (in a fresh interpreter: guards patch modules)
+# --------------------------------------------------------------------------
+def _run(code: str, tmp_path) -> subprocess.CompletedProcess:
+    package = tmp_path / "fakelib"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            """
+            def answer(x):
+                return x + 1
+
+            def helper(x):
+                return answer(x)  # the library calling itself
+
+            class Thing:
+                def method(self):
+                    return 7
+            """
+        )
+    )
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": f"{tmp_path}:{ROOT / 'src'}", "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+
+
+def test_guards_refuse_a_forbidden_callable_only_while_its_question_is_graded(tmp_path):
+    run = _run(
+        """
+        from course_tools import rules
+        guards = rules.install_in_runner(["hiddenlib"], ["fakelib.answer", "fakelib.Thing.method"])
+        import fakelib
+        from fakelib import answer  # taken after the guards: the guarded one
+        print("outside", answer(1), fakelib.Thing().method())
+        guards.activate("q2", ["fakelib"])
+        for call in (lambda: answer(1), lambda: fakelib.answer(1), lambda: fakelib.Thing().method()):
+            try:
+                call()
+            except rules.RuleViolation as error:
+                print("refused", error)
+        print("library itself", fakelib.helper(1))
+        print("record", guards.collect())
+        print("after", answer(1))
+        try:
+            import hiddenlib.sub
+        except ModuleNotFoundError as error:
+            print("hidden", error)
+        """,
+        tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "outside 2 7" in out and "after 2" in out
+    assert out.count("refused 규칙 위반(문제 2)") == 3
+    assert "library itself 2" in out
+    assert "record [('q2', 'fakelib.answer'), ('q2', 'fakelib.Thing.method')]" in out
+    assert "hidden 규칙: 이 연습 문제에서는 쓸 수 없어서 채점 환경에 없습니다 — `hiddenlib`" in out
+
+
+def test_a_caught_refusal_is_still_recorded(tmp_path):
+    run = _run(
+        """
+        from course_tools import rules
+        guards = rules.install_in_runner([], ["fakelib.answer"])
+        import fakelib
+        def sneaky(x):
+            try:
+                return fakelib.answer(x)
+            except Exception:
+                return x + 1
+        guards.activate("q1", ["fakelib.answer"])
+        print(sneaky(1), guards.collect())
+        """,
+        tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "2 [('q1', 'fakelib.answer')]" in run.stdout
+
+
+def test_hidden_names_map_to_the_files_the_sandbox_mounts_empty():
+    found = dict((str(p), kind) for kind, p in rules.hidden_paths(["json", "course_utils.rnn"]))
+    assert any(k == "dir" and p.endswith("/json") for p, k in found.items())
+    assert any(k == "file" and p.endswith("course_utils/rnn.py") for p, k in found.items())
+    assert rules.hidden_paths(["no_such_package_here"]) == []
+
+
+def test_check_here_reads_the_kernels_history(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            from IPython.core.interactiveshell import InteractiveShell
+            shell = InteractiveShell.instance()
+            shell.run_cell("import numpy as np", store_history=True)
+            shell.run_cell("def f(x):\\n    import json\\n    return json.dumps(x)", store_history=True)
+            from course_tools.rules import check_here
+            check_here("q1", ["numpy.linalg"], ["f"])
+            print("honest ok")
+            try:
+                check_here("q1", ["json"], ["f"])
+            except AssertionError as error:
+                print("refused", error)
+            """
+        )],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "honest ok" in run.stdout
+    assert "refused 규칙 위반(문제 1): 답이 쓸 수 없는 것을 씁니다" in run.stdout
+    assert "`json.dumps` (셀 2, 3행)" in run.stdout
+
+
+def test_the_student_notebook_shows_the_rules_and_checks_them(name="ch06_rnn"):
+    notebook = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
+    sources = ["".join(c["source"]) for c in notebook["cells"]]
+    assert sources[3].startswith("**규칙**") and "`torch`" in sources[3]
+    tests = notebook["metadata"]["otter"]["tests"]
+    assert all("check_here(" in source for source in tests.values())
+
+
+def test_a_local_name_is_not_the_notebooks_import_of_the_same_name():
+    """A function's own variable named like a forbidden import elsewhere is its own (scopes)."""
+    cells = [
+        "from course_utils.transformer import attention",  # a scratch cell, graded elsewhere
+        "import numpy as np\n"
+        "def f(q, k):\n"
+        "    attention = np.exp(q @ k.T)\n"
+        "    return attention / attention.sum()\n",
+        "def g(x):\n    return [attention for attention in x]\n",
+        "h = lambda attention: attention + 1\n",
+    ]
+    assert _used(cells, names=("f", "g", "h")) == set()
+    # ...but a local alias of a forbidden callable still counts.
+    local = ["import numpy as np\ndef f(a):\n    svd = np.linalg.svd\n    return svd(a)"]
+    assert ("numpy.linalg.svd", "numpy.linalg.svd") in _used(local)
+    # ...and a global declared in the function is the notebook's.
+    declared = ["from course_utils import rnn as attention",
+                "def f(x):\n    global attention\n    return attention.RNN(x)"]  # fmt: skip
+    assert ("course_utils.rnn.RNN", "course_utils") in _used(declared)
