@@ -338,9 +338,13 @@ def test_grade_subcommand_in_process_and_its_usage_errors(
     assert f"blank.ipynb: 0/{total:g}" in capsys.readouterr().out
     assert main(["grade", str(folder)]) == 2
     assert "--chapter" in capsys.readouterr().err
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(FileNotFoundError, match="make exercises"):
-        main(["grade", str(folder), "--chapter", "ch01_nlp_and_sequences"])
+    monkeypatch.chdir(tmp_path)  # no exercises here: the names cannot be listed
+    assert main(["grade", str(folder), "--chapter", "ch01_nlp_and_sequences"]) == 2
+    assert "run from the repository root" in capsys.readouterr().err
+    (tmp_path / "exercises").mkdir()
+    (tmp_path / "exercises" / "ch01_nlp_and_sequences.md").write_text("", encoding="utf-8")
+    assert main(["grade", str(folder), "--chapter", "ch01_nlp_and_sequences"]) == 2
+    assert "run `make exercises`" in capsys.readouterr().err
 
 
 def _one_submission(tmp_path, notebook_path):

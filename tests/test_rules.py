@@ -102,6 +102,9 @@ def test_an_honest_numpy_answer_is_left_alone():
     )
     # Magics and shell escapes a notebook commonly has.
     assert _used(["%timeit 1 + 1\n!pip install numpy", "def f(x):\n    return x"]) == set()
+    # Harmless standard modules are not ways around the rules.
+    assert _used(["from types import SimpleNamespace\nimport threading, operator\nx = operator.add",
+                  "def f(x):\n    return x"]) == set()  # fmt: skip
     # The answer's own names that shadow a builtin are its own.
     assert (
         _used(["def getattr(a, b):\n    return a", "def f(x):\n    return getattr(x, x)"]) == set()
@@ -160,10 +163,14 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
         ("%run /tmp/a.py", "%run"),
         ("%%writefile /tmp/a.py\nimport torch", "%writefile"),
         ("getattr(object, '__subclasses__')", "getattr(…, '__subclasses__')"),
+        ("import operator\nf = operator.attrgetter('tanh')", "operator.attrgetter"),
+        ("from operator import methodcaller", "operator.methodcaller"),
     ],
 )  # fmt: skip
-def test_ways_around_the_rules_anywhere_in_the_notebook_are_flagged(source, what):
-    assert (what, "escape") in _used([source, "def f(x):\n    return x"])
+def test_ways_around_the_rules_are_flagged(source, what):
+    # At the top level of a cell, or inside the answer itself.
+    cells = [source] if "def f" in source else [source, "def f(x):\n    return x"]
+    assert (what, "escape") in _used(cells)
 
 
 def test_the_read_skips_cells_that_do_not_parse_and_questions_without_rules():
@@ -331,3 +338,15 @@ def test_a_local_name_is_not_the_notebooks_import_of_the_same_name():
     declared = ["from course_utils import rnn as attention",
                 "def f(x):\n    global attention\n    return attention.RNN(x)"]  # fmt: skip
     assert ("course_utils.rnn.RNN", "course_utils") in _used(declared)
+
+
+def test_a_way_around_inside_one_answer_counts_against_that_answer_only():
+    cells = [
+        "import numpy as np",
+        "def other(x):\n    return getattr(x, 'a' + 'b')",
+        "def f(x):\n    return np.tanh(x)",
+    ]
+    assert _used(cells) == set()
+    assert ("getattr(…, 계산한 이름)", "escape") in _used(cells, names=("other",))
+    # written at the top level, it counts against every question
+    assert ("getattr(…, 계산한 이름)", "escape") in _used([*cells, "y = getattr(np, 'ta' + 'nh')"])

@@ -79,9 +79,10 @@ ESCAPE_CALLS = {
 ESCAPE_MODULES = (
     "importlib", "imp", "builtins", "gc", "ctypes", "cffi", "inspect", "pickle", "_pickle",
     "cPickle", "marshal", "shelve", "copyreg", "dill", "cloudpickle", "joblib", "runpy",
-    "pkgutil", "zipimport", "code", "codeop", "types", "subprocess", "multiprocessing",
-    "_thread", "pty", "mmap", "sysconfig", "site", "tracemalloc", "faulthandler",
+    "pkgutil", "zipimport", "code", "codeop", "subprocess", "multiprocessing", "pty",
 )  # fmt: skip
+# Callables that reach an attribute by a string, like getattr.
+ESCAPE_PATHS = {"operator.attrgetter", "operator.methodcaller"}
 ESCAPE_SYS = {
     "modules", "meta_path", "path_hooks", "path_importer_cache", "settrace", "setprofile",
     "_getframe", "exc_info", "exception", "last_traceback", "addaudithook", "path",
@@ -447,11 +448,12 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom):
                 modules = [node.module or ""]
-                if node.module in ("sys", "os"):
+                if node.module in ("sys", "os", "operator"):
                     modules += [f"{node.module}.{a.name}" for a in node.names]
             for module in modules:
                 if (
-                    _covered(module, ESCAPE_MODULES)
+                    module in ESCAPE_PATHS
+                    or _covered(module, ESCAPE_MODULES)
                     or (module.startswith("sys.") and module[4:] in ESCAPE_SYS)
                     or (module.startswith("os.") and module[3:] in ESCAPE_OS)
                 ):
@@ -470,7 +472,9 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
                 yield node.attr, node
                 continue
             base = reader.dotted(node.value, shadowed)
-            if base == "sys" and node.attr in ESCAPE_SYS:
+            if f"{base}.{node.attr}" in ESCAPE_PATHS:
+                yield f"{base}.{node.attr}", node
+            elif base == "sys" and node.attr in ESCAPE_SYS:
                 yield f"sys.{node.attr}", node
             elif base == "os" and node.attr in ESCAPE_OS:
                 yield f"os.{node.attr}", node
@@ -537,9 +541,10 @@ def violations(
 
     ``cells`` are ``(cell number, source)`` of the cells that ran before the
     question is graded; ``names`` are the notebook names its tests read. The
-    answer is those names' definitions and everything they refer to; a way
-    around the rules anywhere in the cells counts against every question that
-    has rules.
+    answer is those names' definitions and everything they refer to. A way
+    around the rules counts against the questions whose answers reach it, and,
+    written at the top level of a cell (outside any function or class), against
+    every question that has rules.
     """
     if not forbidden:
         return []
@@ -552,9 +557,11 @@ def violations(
             seen.add((used, rule))
             found.append(Violation(question, used, rule, where))
 
-    for statement in reader.statements:
-        for what, node in _escapes(reader, statement):
-            add(what, "escape", _where(statement, node))
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for statement in reader.statements:  # top-level code runs once for every question
+        if not isinstance(statement.node, definitions):
+            for what, node in _escapes(reader, statement):
+                add(what, "escape", _where(statement, node))
     queue, visited = list(names), set()
     while queue:
         name = queue.pop()
@@ -566,6 +573,9 @@ def violations(
         for statement in reader.bindings.get(name, []):
             for used, rule, node in _uses(reader, statement, forbidden):
                 add(used, rule, _where(statement, node))
+            if isinstance(statement.node, definitions):  # a way around inside the answer
+                for what, node in _escapes(reader, statement):
+                    add(what, "escape", _where(statement, node))
             for node, shadowed in _scoped_walk(reader, statement.node):
                 own = isinstance(node, ast.Name) and node.id in reader.bindings
                 if own and node.id not in shadowed:  # type: ignore[attr-defined]
