@@ -193,8 +193,9 @@ def test_guessing_earns_at_most_a_tenth_of_a_conceptual_question(
     elif isinstance(answer, (set, frozenset)):
         chance = 1 / 2 ** SUBSET_UNIVERSES[(chapter, question)]
     else:
-        assert isinstance(answer, (int, float)), answer
-        chance = 0.0  # a number graded to four decimals: no finite guess list covers it
+        numbers = answer if isinstance(answer, tuple) else (answer,)
+        assert numbers and all(isinstance(n, (int, float)) for n in numbers), answer
+        chance = 0.0  # numbers graded exactly (or to four decimals): no finite guess list covers them
     assert chance * hidden / (public + hidden) <= 0.10
 
 

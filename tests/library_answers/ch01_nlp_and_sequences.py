@@ -35,4 +35,28 @@ LIBRARY = [
         "    return lower / len(orderings)\n",
         "course_utils",
     ),
+    (
+        "q5",
+        "def jamo_edit_distance",
+        "import networkx as nx\n"
+        "def jamo_edit_distance(a, b):\n"
+        "    if not isinstance(a, str) or not isinstance(b, str):\n"
+        "        raise TypeError('strings')\n"
+        "    def cost(x, y):\n"
+        "        if x == y:\n"
+        "            return 0.0\n"
+        "        sx, sy = ord(x) - 0xAC00, ord(y) - 0xAC00\n"
+        "        if not (0 <= sx < 11172 and 0 <= sy < 11172):\n"
+        "            return 1.0\n"
+        "        jx = (sx // 588, sx % 588 // 28, sx % 28)\n"
+        "        jy = (sy // 588, sy % 588 // 28, sy % 28)\n"
+        "        return sum(p != q for p, q in zip(jx, jy)) / 3\n"
+        "    graph = nx.grid_2d_graph(len(a) + 1, len(b) + 1, create_using=nx.DiGraph)\n"
+        "    for i in range(len(a)):\n"
+        "        for j in range(len(b)):\n"
+        "            graph.add_edge((i, j), (i + 1, j + 1), weight=cost(a[i], b[j]))\n"
+        "    graph.remove_edges_from([(u, v) for u, v in graph.edges if v < u])\n"
+        "    return float(nx.dijkstra_path_length(graph, (0, 0), (len(a), len(b)), weight=lambda u, v, d: d.get('weight', 1.0)))\n",
+        "networkx",
+    ),
 ]

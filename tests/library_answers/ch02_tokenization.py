@@ -31,3 +31,9 @@ LIBRARY = [
         "tokenizers",
     ),
 ]
+
+
+# Questions no library answers: nothing installed returns the marginal likelihood of a word
+# under a unigram model (the sum over every segmentation); SentencePiece and tokenizers give
+# the best segmentation, samples or n-best lists.
+NO_LIBRARY_ANSWER = {"q5": "no library computes the sum over every segmentation"}

@@ -31,4 +31,16 @@ WRONG = [
         # Right about the identity and the Markov approximation, but thinks only the left-to-right order is exact.
         'q4_answer = {"b", "d"}\n',
     ),
+    (
+        "q5",
+        "def jamo_edit_distance",
+        # Plain Levenshtein: any two different syllables cost a whole substitution.
+        "def jamo_edit_distance(a, b):\n    if not isinstance(a, str) or not isinstance(b, str):\n        raise TypeError('strings')\n    previous = [float(j) for j in range(len(b) + 1)]\n    for i, x in enumerate(a, 1):\n        current = [float(i)]\n        for j, y in enumerate(b, 1):\n            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))\n        previous = current\n    return previous[-1]\n",
+    ),
+    (
+        "q6",
+        "q6_answer",
+        # Counts the contexts only, not (context, next token) pairs.
+        "q6_answer = (1000**4, 1000**1)\n",
+    ),
 ]

@@ -44,4 +44,16 @@ WRONG = [
         # Sees the frequency argument but not what </w> distinguishes.
         'q4_answer = {"a"}\n',
     ),
+    (
+        "q5",
+        "def unigram_log_likelihood",
+        # Viterbi instead of the sum: the best segmentation's log probability.
+        "def unigram_log_likelihood(word, log_probs):\n    best = [0.0] + [-math.inf] * len(word)\n    for end in range(1, len(word) + 1):\n        for start in range(end):\n            piece = word[start:end]\n            if piece in log_probs:\n                best[end] = max(best[end], best[start] + log_probs[piece])\n    return best[-1]\n",
+    ),
+    (
+        "q6",
+        "q6_answer",
+        # Two bytes per syllable (UTF-16's count) and three jamo for every syllable.
+        "q6_answer = (8, 4, 12)\n",
+    ),
 ]

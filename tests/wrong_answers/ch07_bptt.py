@@ -71,4 +71,10 @@ WRONG = [
         # Reads the index 10 as the distance: ten steps back instead of twenty.
         "q5_answer = 0.9 ** 10\n",
     ),
+    (
+        "q6",
+        "q6_answer",
+        # Off by one step: 49 multiplications instead of 50.
+        "q6_answer = 1000 ** (1 / 49)\n",
+    ),
 ]
