@@ -195,7 +195,9 @@ def test_guessing_earns_at_most_a_tenth_of_a_conceptual_question(
     else:
         numbers = answer if isinstance(answer, tuple) else (answer,)
         assert numbers and all(isinstance(n, (int, float)) for n in numbers), answer
-        chance = 0.0  # numbers graded exactly (or to four decimals): no finite guess list covers them
+        chance = (
+            0.0  # numbers graded exactly (or to four decimals): no finite guess list covers them
+        )
     assert chance * hidden / (public + hidden) <= 0.10
 
 

@@ -272,7 +272,7 @@ def test_csv_has_one_row_per_submission_with_per_question_scores(graded):
 
 def test_question_points_come_from_the_autograder(assignments):
     points = grading.question_points(assignments["ch02_tokenization"].autograder_zip)
-    assert points == {"q1": 3.0, "q2": 3.0, "q3": 3.0, "q4": 3.0}
+    assert points == {"q1": 3.0, "q2": 3.0, "q3": 3.0, "q4": 3.0, "q5": 3.0, "q6": 2.0}
 
 
 def test_grade_command_line(assignments, tmp_path):

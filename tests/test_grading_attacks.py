@@ -369,6 +369,28 @@ def _attacks(secrets: dict[str, str], marker: str, port: int) -> dict[str, tuple
                 "        print('blocked', path, e.errno)\n"
             ),
         ),
+        "other_pythons_packages": (
+            "start",
+            (
+                "import glob, sys\n"
+                "others = glob.glob(sys.base_prefix + '/lib/python3*/site-packages/*')\n"
+                "others += glob.glob('/usr/lib/python3/dist-packages/*')\n"
+                "for path in others[:5]:\n"
+                "    print('READ', path)\n"
+                "print('blocked', len(others), 'entries in other site-packages')\n"
+            ),
+        ),
+        "module_in_the_working_folder": (
+            "start",
+            (
+                "open('/tmp/mine.py', 'w').write('VALUE = 1')\n"
+                "try:\n"
+                "    import mine\n"
+                "    print('IMPORTED mine')\n"
+                "except ImportError:\n"
+                "    print('blocked', 'mine')\n"
+            ),
+        ),
         # Statuses and partial credit: these end in a loop, after the honest cells.
         "setsid_daemon_and_loop": (
             "end",
@@ -754,6 +776,14 @@ def test_an_oversized_cell_or_value_is_refused_and_later_questions_still_count(a
     assert huge_int.status == "ok", huge_int.reason
     assert huge_int.scores["q1"] == 0 and huge_int.total == HONEST_POINTS - 1
     assert any("bits is over" in f for f in huge_int.failures), huge_int.failures
+
+
+def test_other_pythons_packages_and_the_working_folder_import_nothing(attacked):
+    """A second scipy in the base interpreter, or a module written to /tmp, is not importable."""
+    other = attacked["results"]["other_pythons_packages"].output
+    assert "blocked 0 entries" in other and "\nREAD " not in "\n" + other, other[-600:]
+    folder = attacked["results"]["module_in_the_working_folder"].output
+    assert "blocked mine" in folder and "IMPORTED" not in folder, folder[-300:]
 
 
 def test_io_uring_and_the_hosts_paths_are_out_of_reach(attacked):

@@ -102,9 +102,18 @@ def test_an_honest_numpy_answer_is_left_alone():
     )
     # Magics and shell escapes a notebook commonly has.
     assert _used(["%timeit 1 + 1\n!pip install numpy", "def f(x):\n    return x"]) == set()
-    # Harmless standard modules are not ways around the rules.
-    assert _used(["from types import SimpleNamespace\nimport threading, operator\nx = operator.add",
-                  "def f(x):\n    return x"]) == set()  # fmt: skip
+    # Harmless standard modules and common notebook habits are not ways around the rules.
+    habits = [
+        "from types import SimpleNamespace\nimport threading, operator, gc\nx = operator.add\ngc.collect()",
+        "import sys\nIN_COLAB = 'google.colab' in sys.modules",
+        "%pdb off\n%matplotlib inline",
+        "from operator import attrgetter\nrows = sorted([], key=attrgetter('count'))",
+        "class Config:\n    eval = True",
+        "class P:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)\n"
+        "    def __repr__(self):\n        return self.__class__.__name__",
+        "def g(tokens):\n    if not hasattr(tokens, '__len__'):\n        raise TypeError('x')",
+    ]
+    assert _used([*habits, "def f(x):\n    return g(P(a=Config.eval))"]) == set()
     # The answer's own names that shadow a builtin are its own.
     assert (
         _used(["def getattr(a, b):\n    return a", "def f(x):\n    return getattr(x, x)"]) == set()
@@ -152,7 +161,16 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
         ("eval('1')", "eval"),
         ("import sys\nsys.modules['x'] = None", "sys.modules"),
         ("from sys import modules", "sys.modules"),
-        ("import gc\ngc.get_objects()", "gc"),
+        ("import gc\ngc.get_objects()", "gc.get_objects"),
+        ("import os\nos.sys.meta_path.pop(0)", "sys.meta_path"),
+        ("import os\nm = os.sys.modules['builtins']", "sys.modules"),
+        ("import pydoc\nf = pydoc.locate('scipy.special.factorial')", "pydoc"),
+        ("import site\nsite.addsitedir('/tmp/x')", "site"),
+        ("%%capture\nimport sys\nsys.path.append('/x')", "sys.path"),
+        ("%time import sys; sys.meta_path.pop(0)", "sys.meta_path"),
+        ("%timeit -n 1 -r 1 import sys; sys.modules.clear()", "sys.modules"),
+        ("%%bash\npython -c 'import torch'", "%bash"),
+        ("setattr(np, name, 1)", "setattr(…, 계산한 이름)"),
         ("import ctypes", "ctypes"),
         ("import pickle", "pickle"),
         ("import numpy as np\nnp._core", "numpy._core"),
@@ -163,8 +181,8 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
         ("%run /tmp/a.py", "%run"),
         ("%%writefile /tmp/a.py\nimport torch", "%writefile"),
         ("getattr(object, '__subclasses__')", "getattr(…, '__subclasses__')"),
-        ("import operator\nf = operator.attrgetter('tanh')", "operator.attrgetter"),
-        ("from operator import methodcaller", "operator.methodcaller"),
+        ("import operator\nname = 'ta' + 'nh'\nf = operator.attrgetter(name)", "operator.attrgetter(…, 계산한 이름)"),
+        ("from operator import methodcaller as m\nf = m(compute())", "operator.methodcaller(…, 계산한 이름)"),
     ],
 )  # fmt: skip
 def test_ways_around_the_rules_are_flagged(source, what):
@@ -241,6 +259,17 @@ def test_guards_refuse_a_forbidden_callable_only_while_its_question_is_graded(tm
             except rules.RuleViolation as error:
                 print("refused", error)
         print("library itself", fakelib.helper(1))
+        globals()["__name__"] = "fakelib"  # a notebook calling itself the library
+        try:
+            answer(1)
+        except rules.RuleViolation:
+            print("named like the library, still refused")
+        for private in ("_original", "_guards", "_name"):
+            try:
+                getattr(answer, private)
+                print("REACHED", private)
+            except AttributeError:
+                pass
         print("record", guards.collect())
         print("after", answer(1))
         try:
@@ -255,6 +284,7 @@ def test_guards_refuse_a_forbidden_callable_only_while_its_question_is_graded(tm
     assert "outside 2 7" in out and "after 2" in out
     assert out.count("refused 규칙 위반(문제 2)") == 3
     assert "library itself 2" in out
+    assert "named like the library, still refused" in out and "REACHED" not in out
     assert "record [('q2', 'fakelib.answer'), ('q2', 'fakelib.Thing.method')]" in out
     assert "hidden 규칙: 이 연습 문제에서는 쓸 수 없어서 채점 환경에 없습니다 — `hiddenlib`" in out
 
@@ -350,3 +380,65 @@ def test_a_way_around_inside_one_answer_counts_against_that_answer_only():
     assert ("getattr(…, 계산한 이름)", "escape") in _used(cells, names=("other",))
     # written at the top level, it counts against every question
     assert ("getattr(…, 계산한 이름)", "escape") in _used([*cells, "y = getattr(np, 'ta' + 'nh')"])
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        # a star import of a forbidden module
+        ["from scipy.special import *", "def f(x):\n    return factorial(x)"],
+        # a forbidden callable stored on a class, a dict, a list, or an allowed module
+        ["import scipy.special as S\nclass Box:\n    pass", "Box.fact = S.factorial",
+         "def f(x):\n    return Box.fact(x)"],
+        ["import scipy.special as S\nd = {}\nd['f'] = S.factorial", "def f(x):\n    return d['f'](x)"],
+        ["import scipy.special as S\nbag = []\nbag.append(S.factorial)", "def f(x):\n    return bag[0](x)"],
+        ["import math\nimport scipy.special as S\nsetattr(math, 'fact', S.factorial)",
+         "def f(x):\n    return math.fact(x)"],
+        # a match capture
+        ["import scipy.special as S\nmatch S.factorial:\n    case fact3:\n        pass",
+         "def f(x):\n    return fact3(x)"],
+        # the first iterable of a comprehension is the outer scope's
+        ["from scipy.special import factorial as fact4",
+         "def f(x):\n    return [fact4(x) for fact4 in (fact4,)][0]"],
+        # the answer rebound later by a function's `global`
+        ["from scipy.special import factorial\ndef impl(x):\n    return factorial(x)",
+         "def f(x):\n    return -1", "def swap():\n    global f\n    f = impl\nswap()"],
+        # an outside name changed from inside a function
+        ["import scipy.special as S\nclass Box:\n    pass\ndef setup():\n    Box.fact = S.factorial\nsetup()",
+         "def f(x):\n    return Box.fact(x)"],
+        # code inside %%capture and %time
+        ["%%capture\nfrom scipy.special import factorial as fact2", "def f(x):\n    return fact2(x)"],
+        ["%time from scipy.special import factorial as fact2", "def f(x):\n    return fact2(x)"],
+    ],
+)  # fmt: skip
+def test_what_a_student_reaches_indirectly_is_still_read(cells):
+    """Forms a fresh-context attacker used to reach a forbidden name past the first read."""
+    assert any(rule == "scipy" for _, rule in _used(cells, forbid=["scipy"])), _used(
+        cells, forbid=["scipy"]
+    )
+
+
+def test_a_later_definition_replaces_an_earlier_forbidden_import():
+    cells = ["from scipy.special import factorial", "def factorial(n):\n    return 1 if n < 2 else n * factorial(n - 1)",
+             "def f(x):\n    return factorial(x)"]  # fmt: skip
+    assert _used(cells, forbid=["scipy"]) == set()
+
+
+def test_an_honest_scratch_cell_that_checks_against_a_library_does_not_cost_the_answer():
+    cells = ["import numpy as np", "def f(x):\n    return np.tanh(x)",
+             "import torch\nprint(np.allclose(f(1.0), torch.tanh(torch.tensor(1.0)).item()))"]  # fmt: skip
+    assert _used(cells) == set()
+
+
+def test_the_provided_cells_give_aliases_but_are_not_held_against_the_student():
+    cells = ["import math\nimport sys\nif 'google.colab' in sys.modules: sys.path.append('x')",
+             "def f(n):\n    return math.factorial(n)"]  # fmt: skip
+    found = rules.violations(
+        list(enumerate(cells, 1)), "q1", ["math.factorial"], ["f"], trusted=[1]
+    )
+    assert {(v.used, v.rule) for v in found} == {("math.factorial", "math.factorial")}
+
+
+def test_deep_code_does_not_break_the_read():
+    deep = "x = " + " + ".join(["1"] * 3000)
+    assert _used([deep, "def f(x):\n    return x"]) == set()

@@ -404,8 +404,12 @@ def _rule_breaks(
     forbid = suite.forbid(question)
     if not forbid or suite.rules is None:
         return []
-    cells = suite.rules.student_cells(ran)
-    return rules.violations(cells, question, forbid, suite.rules.names.get(question, []))
+    provided = {i for i, _ in ran} - {i for i, _ in suite.rules.student_cells(ran)}
+    names = suite.rules.names.get(question, [])
+    try:
+        return rules.violations(ran, question, forbid, names, trusted=provided)
+    except Exception as error:  # fail closed, for this question only
+        return [rules.Violation(question, f"읽을 수 없는 코드 ({type(error).__name__})", "escape")]
 
 
 def grade_submission(

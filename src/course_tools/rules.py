@@ -72,17 +72,19 @@ ESCAPE_CALLS = {
     "exec": "exec",
     "compile": "compile",
     "globals": "globals()",
-    "vars": "vars()",
     "locals": "locals()",
     "breakpoint": "breakpoint()",
 }
 ESCAPE_MODULES = (
-    "importlib", "imp", "builtins", "gc", "ctypes", "cffi", "inspect", "pickle", "_pickle",
-    "cPickle", "marshal", "shelve", "copyreg", "dill", "cloudpickle", "joblib", "runpy",
-    "pkgutil", "zipimport", "code", "codeop", "subprocess", "multiprocessing", "pty",
+    "importlib", "imp", "builtins", "ctypes", "cffi", "inspect", "pickle", "_pickle", "cPickle",
+    "marshal", "shelve", "copyreg", "dill", "cloudpickle", "joblib", "runpy", "pkgutil",
+    "zipimport", "code", "codeop", "subprocess", "multiprocessing", "pty", "pydoc", "site",
+    "unittest.mock", "logging.config",
 )  # fmt: skip
-# Callables that reach an attribute by a string, like getattr.
-ESCAPE_PATHS = {"operator.attrgetter", "operator.methodcaller"}
+# Single callables that reach objects by a name in a string, or walk the interpreter's objects.
+ESCAPE_PATHS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.garbage"}
+# Like getattr: an attribute named by a string.
+ATTRIBUTE_GETTERS = {"operator.attrgetter", "operator.methodcaller"}
 ESCAPE_SYS = {
     "modules", "meta_path", "path_hooks", "path_importer_cache", "settrace", "setprofile",
     "_getframe", "exc_info", "exception", "last_traceback", "addaudithook", "path",
@@ -90,17 +92,20 @@ ESCAPE_SYS = {
 ESCAPE_OS = {"system", "popen", "execv", "execve", "execl", "execlp", "execvp", "spawnv",
              "spawnl", "posix_spawn", "fork", "forkpty", "dup2"}  # fmt: skip
 ESCAPE_ATTRIBUTES = {
-    "__dict__", "__globals__", "__closure__", "__code__", "__wrapped__", "__builtins__",
+    "__globals__", "__closure__", "__code__", "__wrapped__", "__builtins__",
     "__subclasses__", "__getattribute__", "__import__", "__loader__", "__spec__", "__self__",
-    "__func__", "__reduce__", "__reduce_ex__", "__mro__", "__bases__", "__class__",
+    "__func__", "__reduce__", "__reduce_ex__", "__mro__", "__bases__", "__base__",
     "f_globals", "f_locals", "f_back", "f_builtins", "gi_frame", "cr_frame", "ag_frame",
     "tb_frame", "tb_next", "co_consts", "__setattr__", "__delattr__", "__set_name__",
     "__init_subclass__", "__getattr__", "__kwdefaults__", "__defaults__",
 }  # fmt: skip
-ATTRIBUTE_BUILTINS = {"getattr", "setattr", "delattr", "hasattr"}
+ATTRIBUTE_BUILTINS = {"getattr", "setattr", "delattr"}
+# Magics whose text is Python that IPython runs: the read reads it too.
+PYTHON_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 # Magics that run code the notebook's cells do not show.
 CODE_MAGICS = {"run", "load", "loadpy", "writefile", "file", "macro", "store", "recall", "rerun",
-               "edit", "prun", "debug", "pdb", "script", "python", "python3", "pypy"}  # fmt: skip
+               "edit", "script", "python", "python3", "pypy", "bash", "sh", "system", "sx",
+               "perl", "ruby", "js", "javascript", "html", "sc"}  # fmt: skip
 # What the sandboxed runner itself imports: never hidden (the read and the guards still apply).
 RUNNER_NEEDS = ("numpy", "IPython", "course_tools", "traitlets", "prompt_toolkit", "jedi",
                 "parso", "pygments", "decorator", "stack_data", "executing", "asttokens",
@@ -269,107 +274,248 @@ def _python(source: str) -> str:
 class _Statement:
     node: ast.AST
     cell: int  # 1-based, as the grader and the CSV count cells
+    trusted: bool = False  # a cell the notebook provides: read for aliases, not for escapes
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Inside a function: the names it binds for itself, and the aliases it makes."""
+
+    shadowed: frozenset[str] = frozenset()
+    aliases: tuple[tuple[str, str], ...] = ()
+
+    def alias(self, name: str) -> str | None:
+        return dict(self.aliases).get(name)
+
+
+TOP = _Scope()
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _bound_names(node: ast.AST) -> list[str]:
     """Names a top-level statement binds in the notebook's namespace."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if isinstance(node, _DEFINITIONS):
         return [node.name]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name.split(".")[0]) for a in node.names if a.name != "*"]
     names = []
-    for sub in ast.walk(node):
+    stack = [node]
+    while stack:
+        sub = stack.pop()
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
             names.append(sub.id)
-        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
             names.append(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            names.append(sub.rest)
+        elif isinstance(sub, _DEFINITIONS):
+            names.append(sub.name)
+            continue
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
             names += [(a.asname or a.name.split(".")[0]) for a in sub.names if a.name != "*"]
+        elif isinstance(sub, ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(sub))
     return names
 
 
-def _replaces(node: ast.AST) -> bool:
-    """Whether a statement replaces a name's earlier bindings (rather than adding to them)."""
-    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
-    return isinstance(node, (*kinds, ast.Assign))
+def _base_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _stored_bases(targets: Iterable[ast.AST]) -> set[str]:
+    """``box`` in ``box.f = …`` and ``d`` in ``d[k] = …``: names changed, not rebound."""
+    found = set()
+    for target in targets:
+        for part in ast.walk(target):
+            if isinstance(part, (ast.Attribute, ast.Subscript)) and isinstance(
+                part.ctx, (ast.Store, ast.Del)
+            ):
+                base = _base_name(part)
+                if base:
+                    found.add(base)
+    return found
+
+
+def _targets(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [i.optional_vars for i in node.items if i.optional_vars is not None]
+    return []
+
+
+def _touched_names(node: ast.AST, aliases: dict[str, str]) -> set[str]:
+    """Names a top-level statement changes without rebinding them: ``box.f = …``,
+    ``d[k] = …``, ``items.append(…)``, ``setattr(math, …)``; for a function, the names it
+    declares ``global`` and the outside names it stores into when it runs."""
+    found: set[str] = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        local = _arguments(node.args)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                local.add(sub.id)
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Global):
+                found |= set(sub.names)
+            found |= _stored_bases(_targets(sub)) - local
+        return found
+    if isinstance(node, ast.ClassDef):
+        return found
+    for sub in ast.walk(node):
+        found |= _stored_bases(_targets(sub))
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Name)
+            and sub.func.id in ATTRIBUTE_BUILTINS
+            and sub.args
+        ):
+            base = _base_name(sub.args[0])  # setattr(math, "f", …)
+            if base:
+                found.add(base)
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func  # items.append(…): a notebook object changed by its method
+        changed = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+        if changed and func.value.id not in aliases:  # type: ignore[attr-defined]
+            found.add(func.value.id)  # type: ignore[attr-defined]
+    return found
+
+
+def _magic_call(node: ast.AST) -> tuple[str, str] | None:
+    """``get_ipython().run_line_magic(name, text)`` or ``run_cell_magic(name, line, text)``."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("run_line_magic", "run_cell_magic")
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return None
+    parts = node.args[-1:] if node.func.attr == "run_cell_magic" else node.args[1:2]
+    text = parts[0] if parts else None
+    body = text.value if isinstance(text, ast.Constant) and isinstance(text.value, str) else ""
+    return node.args[0].value, body
+
+
+def _magic_python(text: str) -> list[ast.stmt] | None:
+    """The Python a ``%time``/``%%capture``-like magic runs, or None if it cannot be read."""
+    words = text.split()
+    for skip in range(len(words) + 1):  # leading options such as "-n 10" or "-o"
+        candidate = text.split(None, skip)[-1] if skip else text
+        try:
+            return ast.parse(_python(candidate)).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return None
 
 
 class _Reader:
-    """The notebook's top-level statements, with the import aliases they make."""
+    """The notebook's top-level statements in order: what binds each name, and the import
+    aliases in force when the question is graded (a later definition replaces an alias)."""
 
-    def __init__(self, cells: Sequence[tuple[int, str]]) -> None:
+    def __init__(self, cells: Sequence[tuple[int, str]], trusted: Iterable[int] = ()) -> None:
         self.bindings: dict[str, list[_Statement]] = {}
         self.statements: list[_Statement] = []
         self.aliases: dict[str, str] = {}
         self.raw: dict[int, str] = {}
+        self.unreadable: list[tuple[str, int]] = []  # magics whose code cannot be read
+        trusted = set(trusted)
         for cell, source in cells:
             self.raw[cell] = source
             try:
-                tree = ast.parse(_python(source))
+                body = ast.parse(_python(source)).body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue  # a cell that does not parse defined nothing when it ran
-            for node in tree.body:
-                statement = _Statement(node, cell)
-                self.statements.append(statement)
-                for name in _bound_names(node):
-                    if _replaces(node):
-                        self.bindings[name] = [statement]
-                    else:
-                        self.bindings.setdefault(name, []).append(statement)
-        for statement in self.statements:
-            for sub in ast.walk(statement.node):
-                self._note_alias(sub)
+            pending = list(body)
+            while pending:
+                node = pending.pop(0)
+                statement = _Statement(node, cell, cell in trusted)
+                self._add(statement)
+                # The code inside %time, %%capture and their like runs too: read it, in order.
+                inner: list[ast.stmt] = []
+                for sub in ast.walk(node):
+                    magic = _magic_call(sub)
+                    if magic and magic[0] in PYTHON_MAGICS:
+                        code = _magic_python(magic[1])
+                        if code is None:
+                            self.unreadable.append((f"%{magic[0]}", cell))
+                        else:
+                            inner += code
+                pending = inner + pending
 
-    def _note_alias(self, node: ast.AST) -> None:
+    def _add(self, statement: _Statement) -> None:
+        node = statement.node
+        self.statements.append(statement)
+        bound = _bound_names(node)
+        for name in bound:
+            if isinstance(node, (*_DEFINITIONS, ast.Import, ast.ImportFrom, ast.Assign)):
+                self.bindings[name] = [statement]
+            else:
+                self.bindings.setdefault(name, []).append(statement)
+        for name in _touched_names(node, self.aliases) - set(bound):
+            self.bindings.setdefault(name, []).append(statement)
+        made = dict(self._aliases_made(node, TOP))
+        for name in bound:  # the alias in force is the last binding's
+            if name in made:
+                self.aliases[name] = made[name]
+            else:
+                self.aliases.pop(name, None)
+
+    def _aliases_made(self, node: ast.AST, scope: _Scope) -> Iterable[tuple[str, str]]:
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.asname:
-                    self.aliases[a.asname] = a.name
-                else:
-                    top = a.name.split(".")[0]
-                    self.aliases[top] = top
+                yield (
+                    (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
+                )
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for a in node.names:
                 if a.name != "*":
-                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                    yield a.asname or a.name, f"{node.module}.{a.name}"
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
-                dotted = self.dotted(node.value)
-                if dotted is not None and target.id not in self.aliases:
-                    self.aliases[target.id] = dotted
+                dotted = self.dotted(node.value, scope)
+                if dotted is not None:
+                    yield target.id, dotted
 
-    def dotted(self, node: ast.AST, shadowed: frozenset[str] = frozenset()) -> str | None:
-        """``np.linalg.svd`` → ``numpy.linalg.svd`` where the base is an import alias.
-
-        ``shadowed``: the names a function binds itself (its parameters and local
-        variables), which are not the notebook's aliases of the same name.
-        """
+    def dotted(self, node: ast.AST, scope: _Scope = TOP) -> str | None:
+        """``np.linalg.svd`` → ``numpy.linalg.svd`` where the base is an import alias."""
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
             node = node.value
         if isinstance(node, ast.Call):  # getattr(np, "linalg").svd
-            inner = self.getattr_target(node, shadowed)
+            inner = self.getattr_target(node, scope)
             if inner is None:
                 return None
             return ".".join([inner, *reversed(parts)])
-        if not isinstance(node, ast.Name) or node.id not in self.aliases or node.id in shadowed:
+        if not isinstance(node, ast.Name):
             return None
-        return ".".join([self.aliases[node.id], *reversed(parts)])
+        base = scope.alias(node.id)
+        if base is None and node.id not in scope.shadowed:
+            base = self.aliases.get(node.id)
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)])
 
-    def getattr_target(self, call: ast.Call, shadowed: frozenset[str] = frozenset()) -> str | None:
-        if not (isinstance(call.func, ast.Name) and call.func.id in ATTRIBUTE_BUILTINS):
+    def getattr_target(self, call: ast.Call, scope: _Scope = TOP) -> str | None:
+        if not (isinstance(call.func, ast.Name) and call.func.id == "getattr"):
             return None
-        if call.func.id in shadowed or len(call.args) < 2:
+        if call.func.id in scope.shadowed or call.func.id in self.bindings or len(call.args) < 2:
             return None
-        if not isinstance(call.args[1], ast.Constant):
+        if not (isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)):
             return None
-        base = self.dotted(call.args[0], shadowed)
-        attribute = call.args[1].value
-        if base is None or not isinstance(attribute, str):
-            return None
-        return f"{base}.{attribute}"
+        base = self.dotted(call.args[0], scope)
+        return None if base is None else f"{base}.{call.args[1].value}"
+
+    def own(self, name: str, scope: _Scope) -> bool:
+        """Whether ``name`` is the notebook's own (a function, a variable) and not a builtin."""
+        return name in scope.shadowed or scope.alias(name) is not None or name in self.bindings
 
 
 def _arguments(args: ast.arguments) -> set[str]:
@@ -377,63 +523,80 @@ def _arguments(args: ast.arguments) -> set[str]:
     return {a.arg for a in named if a is not None}
 
 
-def _shadowed_by(reader: _Reader, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The names a function binds for itself: its parameters and local variables, less the
-    local names that are aliases (``import torch``, ``svd = np.linalg.svd`` inside it)."""
-    stored, aliased, declared = _arguments(function.args), set(), set()
-    stack: list[ast.AST] = list(function.body)
+def _function_scope(
+    reader: _Reader, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, outer: _Scope
+) -> _Scope:
+    """The scope a function's body runs in: its own names, and the aliases it makes."""
+    stored, declared = _arguments(function.args), set()
+    aliases = dict(outer.aliases)
+    body: list[ast.AST] = (
+        [function.body] if isinstance(function, ast.Lambda) else list(function.body)
+    )
+    stack = list(body)
     while stack:
         sub = stack.pop()
-        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(sub, _DEFINITIONS):
             stored.add(sub.name)
             continue  # its body is a scope of its own
         if isinstance(sub, ast.Lambda):
+            continue
+        if isinstance(sub, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            # Its loop variables are its own (a walrus inside still binds here).
+            for generator in sub.generators:
+                stack += [generator.iter, *generator.ifs]
+            stack += [c for c in ast.iter_child_nodes(sub) if not isinstance(c, ast.comprehension)]
             continue
         if isinstance(sub, (ast.Global, ast.Nonlocal)):
             declared |= set(sub.names)
         elif isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
             stored.add(sub.id)
-        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
-            aliased |= set(_bound_names(sub))
-        elif (
-            isinstance(sub, ast.Assign)
-            and len(sub.targets) == 1
-            and isinstance(sub.targets[0], ast.Name)
-            and reader.dotted(sub.value) is not None
-        ):
-            aliased.add(sub.targets[0].id)
+        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)) and sub.name:
+            stored.add(sub.name)
         stack.extend(ast.iter_child_nodes(sub))
-    return (stored - aliased) - declared
+    for statement in ast.walk(function) if not isinstance(function, ast.Lambda) else []:
+        if isinstance(statement, (ast.Import, ast.ImportFrom, ast.Assign)):
+            aliases.update(reader._aliases_made(statement, outer))
+    local = (stored | set(outer.shadowed)) - declared
+    own_aliases = {n: a for n, a in aliases.items() if n not in declared}
+    return _Scope(frozenset(local - set(own_aliases)), tuple(sorted(own_aliases.items())))
 
 
 def _scoped_walk(
-    reader: _Reader, node: ast.AST, shadowed: frozenset[str] = frozenset()
-) -> Iterable[tuple[ast.AST, frozenset[str]]]:
-    """Every node under ``node`` with the local names that shadow the notebook's there."""
-    yield node, shadowed
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        outer: list[ast.AST] = [*node.decorator_list, *node.args.defaults]
-        outer += [d for d in node.args.kw_defaults if d is not None]
-        for before in outer:
-            yield from _scoped_walk(reader, before, shadowed)
-        inner = shadowed | _shadowed_by(reader, node)
-        for statement in node.body:
-            yield from _scoped_walk(reader, statement, inner)
-    elif isinstance(node, ast.Lambda):
-        defaults: list[ast.AST] = [*node.args.defaults]
-        defaults += [d for d in node.args.kw_defaults if d is not None]
-        for default in defaults:
-            yield from _scoped_walk(reader, default, shadowed)
-        yield from _scoped_walk(reader, node.body, shadowed | _arguments(node.args))
-    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-        targets = {
-            n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)
-        }
-        for part in ast.iter_child_nodes(node):
-            yield from _scoped_walk(reader, part, shadowed | targets)
-    else:
-        for sub in ast.iter_child_nodes(node):
-            yield from _scoped_walk(reader, sub, shadowed)
+    reader: _Reader, node: ast.AST, scope: _Scope = TOP
+) -> Iterable[tuple[ast.AST, _Scope]]:
+    """Every node under ``node`` with the scope it is in (no recursion: deep code is fine)."""
+    stack: list[tuple[ast.AST, _Scope]] = [(node, scope)]
+    while stack:
+        current, where = stack.pop()
+        yield current, where
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            outer: list[ast.AST] = [*current.decorator_list, *current.args.defaults]
+            outer += [d for d in current.args.kw_defaults if d is not None]
+            stack += [(child, where) for child in outer]
+            inner = _function_scope(reader, current, where)
+            stack += [(child, inner) for child in current.body]
+        elif isinstance(current, ast.Lambda):
+            defaults: list[ast.AST] = [*current.args.defaults]
+            defaults += [d for d in current.args.kw_defaults if d is not None]
+            stack += [(child, where) for child in defaults]
+            stack.append((current.body, _function_scope(reader, current, where)))
+        elif isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            targets = {
+                n.id
+                for g in current.generators
+                for n in ast.walk(g.target)
+                if isinstance(n, ast.Name)
+            }
+            inner = _Scope(where.shadowed | targets, where.aliases)
+            first = current.generators[0].iter  # evaluated outside the comprehension
+            stack.append((first, where))
+            for child in ast.iter_child_nodes(current):
+                if child is not current.generators[0]:
+                    stack.append((child, inner))
+            generator = current.generators[0]
+            stack += [(generator.target, inner), *((c, inner) for c in generator.ifs)]
+        else:
+            stack += [(child, where) for child in ast.iter_child_nodes(current)]
 
 
 def _where(statement: _Statement, node: ast.AST) -> str:
@@ -441,15 +604,33 @@ def _where(statement: _Statement, node: ast.AST) -> str:
     return f"셀 {statement.cell}, {line}행"
 
 
+def _attribute_name_escape(call: ast.Call, what: str) -> str | None:
+    """``getattr(x, name)`` and its like: computed names and introspection names are ways around."""
+    names = call.args[1:2] if what in ATTRIBUTE_BUILTINS else call.args
+    for name in names:
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return f"{what}(…, 계산한 이름)"
+        value = name.value
+        if value in ESCAPE_ATTRIBUTES or (value.startswith("_") and not value.startswith("__")):
+            return f"{what}(…, {value!r})"
+    if what in ("setattr", "delattr"):
+        return None if names else f"{what}(…)"
+    return None
+
+
 def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.AST]]:
     """The ways around a rule in one statement: ``(what, node)``."""
-    for node, shadowed in _scoped_walk(reader, statement.node):
+    membership = {  # `"x" in sys.modules` only looks: not a way around
+        id(c)
+        for sub in ast.walk(statement.node)
+        if isinstance(sub, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in sub.ops)
+        for c in sub.comparators
+    }
+    for node, scope in _scoped_walk(reader, statement.node):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if isinstance(node, ast.ImportFrom):
-                modules = [node.module or ""]
-                if node.module in ("sys", "os", "operator"):
-                    modules += [f"{node.module}.{a.name}" for a in node.names]
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
             for module in modules:
                 if (
                     module in ESCAPE_PATHS
@@ -458,72 +639,81 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
                     or (module.startswith("os.") and module[3:] in ESCAPE_OS)
                 ):
                     yield module, node
-        elif isinstance(node, ast.Name) and node.id in ESCAPE_CALLS:
-            if node.id not in reader.bindings and node.id not in shadowed:  # not its own name
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in ESCAPE_CALLS and not reader.own(node.id, scope):
                 yield ESCAPE_CALLS[node.id], node
-        elif isinstance(node, ast.Name) and node.id in ("__builtins__", "__loader__", "__spec__"):
-            yield node.id, node
-        elif isinstance(node, ast.Name) and node.id == "get_ipython":
-            # Magics become get_ipython() calls; the shell itself, written out, is a way around.
-            if "get_ipython" in reader.raw.get(statement.cell, ""):
+            elif node.id in ("__builtins__", "__loader__", "__spec__"):
+                yield node.id, node
+            elif node.id == "get_ipython" and "get_ipython" in reader.raw.get(statement.cell, ""):
+                # Magics become get_ipython() calls; the shell itself, written out, is a way around.
                 yield "get_ipython()", node
+            elif node.id == "vars" and not reader.own("vars", scope):
+                yield "vars()", node
         elif isinstance(node, ast.Attribute):
             if node.attr in ESCAPE_ATTRIBUTES:
                 yield node.attr, node
                 continue
-            base = reader.dotted(node.value, shadowed)
-            if f"{base}.{node.attr}" in ESCAPE_PATHS:
-                yield f"{base}.{node.attr}", node
-            elif base == "sys" and node.attr in ESCAPE_SYS:
+            base = reader.dotted(node.value, scope)
+            if base is None:
+                continue
+            path = f"{base}.{node.attr}"
+            is_sys = base == "sys" or base.endswith(".sys")  # os.sys is sys
+            if path in ESCAPE_PATHS:
+                yield path, node
+            elif node.attr == "__dict__":
+                yield path, node  # a module's or an imported object's namespace
+            elif is_sys and node.attr in ESCAPE_SYS and id(node) not in membership:
                 yield f"sys.{node.attr}", node
-            elif base == "os" and node.attr in ESCAPE_OS:
+            elif (base == "os" or base.endswith(".os")) and node.attr in ESCAPE_OS:
                 yield f"os.{node.attr}", node
             elif (
-                base is not None
-                and node.attr.startswith("_")
+                node.attr.startswith("_")
                 and not node.attr.startswith("__")
                 and _is_module_path(base)
             ):
-                yield f"{base}.{node.attr}", node  # a module's private name (torch._C)
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("run_line_magic", "run_cell_magic")
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and node.args[0].value in CODE_MAGICS
-        ):
-            yield f"%{node.args[0].value}", node  # runs code the notebook does not show
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            own = node.func.id in reader.bindings or node.func.id in shadowed
-            if node.func.id in ATTRIBUTE_BUILTINS and not own:
-                name = node.args[1] if len(node.args) >= 2 else None
-                if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-                    yield f"{node.func.id}(…, 계산한 이름)", node
-                elif name.value.startswith("_"):
-                    yield f"{node.func.id}(…, {name.value!r})", node
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                yield path, node  # a module's private name (torch._C)
+        elif isinstance(node, ast.Call):
+            magic = _magic_call(node)
+            if magic and magic[0] in CODE_MAGICS:
+                yield f"%{magic[0]}", node  # runs code the notebook does not show
+                continue
+            what = None
+            if isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_BUILTINS:
+                if not reader.own(node.func.id, scope):
+                    what = node.func.id
+            else:
+                dotted = reader.dotted(node.func, scope)
+                if dotted in ATTRIBUTE_GETTERS:
+                    what = dotted
+            if what is not None:
+                escape = _attribute_name_escape(node, what)
+                if escape:
+                    yield escape, node
+        elif isinstance(node, ast.ImportFrom):
             pass
 
 
 def _is_module_path(dotted: str) -> bool:
     top = dotted.split(".")[0]
-    return top in sys.stdlib_module_names or importlib.util.find_spec(top) is not None
+    try:
+        return top in sys.stdlib_module_names or importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _uses(reader: _Reader, statement: _Statement, forbidden: Sequence[str]):
     """Forbidden names one statement uses: ``(used, rule, node)``."""
-    for node, shadowed in _scoped_walk(reader, statement.node):
+    for node, scope in _scoped_walk(reader, statement.node):
         used: list[str] = []
         if isinstance(node, ast.Import):
             used = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            used = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            used = [node.module] + [f"{node.module}.{a.name}" for a in node.names if a.name != "*"]
         elif isinstance(node, (ast.Attribute, ast.Name)):
-            dotted = reader.dotted(node, shadowed)
+            dotted = reader.dotted(node, scope)
             used = [dotted] if dotted else []
         elif isinstance(node, ast.Call):
-            target = reader.getattr_target(node, shadowed)
+            target = reader.getattr_target(node, scope)
             used = [target] if target else []
         for name in used:
             for rule in forbidden:
@@ -536,19 +726,22 @@ def violations(
     question: str,
     forbidden: Sequence[str],
     names: Sequence[str],
+    trusted: Iterable[int] = (),
 ) -> list[Violation]:
     """What question ``question``'s answer uses against its rules, read from ``cells``.
 
     ``cells`` are ``(cell number, source)`` of the cells that ran before the
-    question is graded; ``names`` are the notebook names its tests read. The
-    answer is those names' definitions and everything they refer to. A way
-    around the rules counts against the questions whose answers reach it, and,
-    written at the top level of a cell (outside any function or class), against
-    every question that has rules.
+    question is graded; ``names`` are the notebook names its tests read;
+    ``trusted`` are the numbers of the cells the notebook provides (read for their
+    imports, never held against the student). The answer is those names'
+    definitions and everything they refer to, including what changes them later
+    (``box.f = …``, ``global``). A way around the rules counts against the
+    questions whose answers reach it, and, written at the top level of a cell
+    (outside any function or class), against every question that has rules.
     """
     if not forbidden:
         return []
-    reader = _Reader(cells)
+    reader = _Reader(cells, trusted)
     found: list[Violation] = []
     seen: set[tuple[str, str]] = set()
 
@@ -557,35 +750,40 @@ def violations(
             seen.add((used, rule))
             found.append(Violation(question, used, rule, where))
 
-    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    for statement in reader.statements:  # top-level code runs once for every question
-        if not isinstance(statement.node, definitions):
-            for what, node in _escapes(reader, statement):
-                add(what, "escape", _where(statement, node))
+    for what, cell in reader.unreadable:
+        add(what, "escape", f"셀 {cell}")
+    for statement in reader.statements:
+        if statement.trusted:
+            continue
+        node = statement.node
+        if not isinstance(node, _DEFINITIONS):  # top-level code runs once for every question
+            for what, sub in _escapes(reader, statement):
+                add(what, "escape", _where(statement, sub))
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            for used, rule, sub in _uses(reader, statement, forbidden):  # names it cannot list
+                add(used, rule, _where(statement, sub))
     queue, visited = list(names), set()
     while queue:
         name = queue.pop()
         if name in visited:
             continue
         visited.add(name)
-        if name in reader.aliases and name not in reader.bindings:
-            continue
-        for statement in reader.bindings.get(name, []):
-            for used, rule, node in _uses(reader, statement, forbidden):
-                add(used, rule, _where(statement, node))
-            if isinstance(statement.node, definitions):  # a way around inside the answer
-                for what, node in _escapes(reader, statement):
-                    add(what, "escape", _where(statement, node))
-            for node, shadowed in _scoped_walk(reader, statement.node):
-                own = isinstance(node, ast.Name) and node.id in reader.bindings
-                if own and node.id not in shadowed:  # type: ignore[attr-defined]
-                    queue.append(node.id)  # type: ignore[attr-defined]
-        # A name bound by an import of a forbidden thing, used by the answer.
         alias = reader.aliases.get(name)
-        if alias is not None:
+        if alias is not None:  # the answer is, or uses, an imported name
             for rule in forbidden:
                 if _covered(alias, [rule]):
                     add(alias, rule, "")
+        for statement in reader.bindings.get(name, []):
+            for used, rule, node in _uses(reader, statement, forbidden):
+                add(used, rule, _where(statement, node))
+            if isinstance(statement.node, _DEFINITIONS) and not statement.trusted:
+                for what, node in _escapes(reader, statement):  # a way around inside the answer
+                    add(what, "escape", _where(statement, node))
+            for node, scope in _scoped_walk(reader, statement.node):
+                name_here = node.id if isinstance(node, ast.Name) else ""
+                own = name_here not in scope.shadowed and scope.alias(name_here) is None
+                if name_here in reader.bindings and own:
+                    queue.append(name_here)
     return found
 
 
@@ -606,8 +804,8 @@ def check_here(
     cells = [(i, s) for i, s in enumerate(history) if isinstance(s, str) and s.strip()]
     # The check cell itself and otter's own cells read nothing the answer uses.
     cells = [(i, s) for i, s in cells if "grader.check" not in s and "otter.Notebook(" not in s]
-    cells = Rules("", trusted=list(trusted)).student_cells(cells)
-    found = violations(cells, question, forbidden, names)
+    provided = {i for i, s in cells if cell_digest(s) in set(trusted)}
+    found = violations(cells, question, forbidden, names, trusted=provided)
     if found:
         raise AssertionError("\n".join(v.message() for v in found[:3]))
 
@@ -669,6 +867,7 @@ class Guards:
         self.active: frozenset[str] = frozenset()
         self.question = ""
         self.record: list[tuple[str, str]] = []
+        self.homes: dict[str, str] = {}  # name → the folder of its top-level package
         self._lock = threading.Lock()
         for name in names:
             if self._install(name):
@@ -692,6 +891,11 @@ class Guards:
         original = getattr(owner, attribute, None)
         if original is None or not callable(original) or isinstance(original, type(sys)):
             return False
+        top = sys.modules.get(name.split(".")[0])
+        top_file = getattr(top, "__file__", None)
+        if top_file:
+            home = Path(top_file).resolve().parent
+            self.homes[name] = str(home if Path(top_file).name == "__init__.py" else top_file)
         guard = _Guarded(self, name, original)
         for module in list(sys.modules.values()):  # the same object under other names
             namespace = getattr(module, "__dict__", None)
@@ -721,10 +925,10 @@ class Guards:
     def refuse(self, name: str) -> None:
         if name not in self.active:
             return
-        caller = sys._getframe(2)
-        top = name.split(".")[0]
-        if caller.f_globals.get("__name__", "").split(".")[0] == top:
-            return  # the library calling itself
+        caller = sys._getframe(2).f_code.co_filename
+        home = self.homes.get(name)
+        if home and caller.startswith(home):
+            return  # the library calling itself (by where its code lives, not by its name)
         with self._lock:
             if (self.question, name) not in self.record:
                 self.record.append((self.question, name))
@@ -748,13 +952,15 @@ class _Guarded:
         object.__setattr__(self, "_original", original)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self._guards.refuse(self._name)
-        return self._original(*args, **kwargs)
+        look = object.__getattribute__
+        look(self, "_guards").refuse(look(self, "_name"))
+        return look(self, "_original")(*args, **kwargs)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
             return self
-        guards, name, original = self._guards, self._name, self._original
+        look = object.__getattribute__
+        guards, name, original = look(self, "_guards"), look(self, "_name"), look(self, "_original")
 
         def bound(*args: Any, **kwargs: Any) -> Any:
             guards.refuse(name)
@@ -762,11 +968,18 @@ class _Guarded:
 
         return bound
 
+    def __getattribute__(self, attribute: str) -> Any:
+        if attribute in ("_guards", "_name", "_original"):
+            raise AttributeError(attribute)  # the original is not to be had from here
+        return object.__getattribute__(self, attribute)
+
     def __getattr__(self, attribute: str) -> Any:
-        return getattr(self._original, attribute)
+        if attribute.startswith("_"):
+            raise AttributeError(attribute)
+        return getattr(object.__getattribute__(self, "_original"), attribute)
 
     def __repr__(self) -> str:
-        return repr(self._original)
+        return repr(object.__getattribute__(self, "_original"))
 
 
 def install_in_runner(hidden: Sequence[str], guarded: Sequence[str]) -> Guards:

@@ -184,6 +184,9 @@ def _shell() -> Any:
 
     config = Config()
     config.HistoryManager.enabled = False
+    # `time import x` would run as %time without automagic's % : the read of the rules
+    # (course_tools.rules) sees only what Python and IPython's explicit magics mean.
+    config.InteractiveShell.automagic = False
     return InteractiveShell(config=config)
 
 
@@ -214,7 +217,13 @@ def main(argv: list[str] | None = None) -> int:
 
         spec = json.loads(args.rules)
         guards = rules.install_in_runner(spec.get("hidden", []), spec.get("guarded", []))
-    runner = Runner(proto_in, proto_out, _shell(), guards)
+    shell = _shell()
+    # A module the notebook writes into its working folder is not importable: code that the
+    # cells do not show cannot come in that way (and no submission needs modules of its own).
+    for entry in ("", ".", os.getcwd()):
+        while entry in sys.path:
+            sys.path.remove(entry)
+    runner = Runner(proto_in, proto_out, shell, guards)
     with contextlib.suppress(EOFError, BrokenPipeError):
         runner.serve()
     return 0

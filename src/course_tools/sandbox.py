@@ -239,15 +239,21 @@ class JudgeGroup(Cgroup):
 
     def __init__(self, layout: CgroupLayout, limits: Limits) -> None:
         super().__init__(layout, limits)
-        (self.dirs["pids"] / "pids.max").write_text("max")  # the sandbox's own cap applies
-        if self.version == "v2":
-            enabled = " ".join(f"+{c}" for c in layout.parents)
-            (self.dirs["memory"] / "cgroup.subtree_control").write_text(enabled)
         self.judge = {c: d / "judge" for c, d in self.dirs.items()}
-        for directory in set(self.judge.values()):
-            directory.mkdir()
-        for directory in sorted(set(self.judge.values())):
-            (directory / "cgroup.procs").write_text(str(os.getpid()))
+        try:
+            (self.dirs["pids"] / "pids.max").write_text("max")  # the sandbox's own cap applies
+            if self.version == "v2":
+                enabled = " ".join(f"+{c}" for c in layout.parents)
+                (self.dirs["memory"] / "cgroup.subtree_control").write_text(enabled)
+            for directory in set(self.judge.values()):
+                directory.mkdir()
+            for directory in sorted(set(self.judge.values())):
+                (directory / "cgroup.procs").write_text(str(os.getpid()))
+        except OSError:  # this machine lets us make cgroups but not move into them
+            for directory in [*set(self.judge.values()), *set(self.dirs.values())]:
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+            raise
         self.layout = CgroupLayout(self.version, dict(self.dirs))
 
     def cleanup_dirs(self) -> list[str]:
@@ -458,6 +464,8 @@ class Isolation:
                     made.add(parent)
             command += ["--ro-bind", str(folder), str(folder)]
             made.add(folder)
+        for folder in _foreign_site_packages():
+            command += ["--perms", "0555", "--tmpfs", str(folder), "--remount-ro", str(folder)]
         for kind, path in hide or []:
             if kind == "dir":
                 command += ["--perms", "0555", "--tmpfs", str(path), "--remount-ro", str(path)]
@@ -472,6 +480,27 @@ class Isolation:
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
             ]  # fmt: skip
         return command
+
+
+def _foreign_site_packages() -> list[Path]:
+    """Package folders the sandbox would show but this environment does not use.
+
+    The base interpreter's ``site-packages`` (bound because the interpreter is) and the
+    system's ``dist-packages`` may hold second copies of what the rules hide (a scipy of
+    the base Python, say): they are mounted empty. Folders on this process's
+    ``sys.path`` (the virtual environment's own) stay.
+    """
+    ours = {Path(p).resolve() for p in sys.path if p and Path(p).exists()}
+    found: set[Path] = set()
+    for root in {
+        Path(sys.base_prefix),
+        Path(sys.base_exec_prefix),
+        Path("/usr"),
+        Path("/usr/local"),
+    }:
+        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages"):
+            found |= {p for p in root.glob(pattern) if p.is_dir()}
+    return sorted(p for p in found if p.resolve() not in ours and not p.is_symlink())
 
 
 def _sandbox_env(limits: Limits) -> dict[str, str]:
