@@ -24,53 +24,29 @@ from course_tools import grading
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("sandbox")]
 
 
-def _wrong_answers() -> dict[str, list[tuple[str, str, str]]]:
-    """``{chapter: [(question, marker of the cell to replace, wrong source), ...]}``.
-
-    One file per chapter in tests/wrong_answers/: a plausible mistake for every question.
-    """
+def _load(path):
     import importlib.util
 
-    found = {}
-    for path in sorted((ROOT / "tests" / "wrong_answers").glob("ch*.py")):
-        spec = importlib.util.spec_from_file_location(f"wrong_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        found[path.stem] = module.WRONG
-    return found
+    spec = importlib.util.spec_from_file_location(f"answers_{path.parent.name}_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-WRONG_ANSWERS = _wrong_answers()
+def _answer_modules(folder: str) -> dict:
+    """``{chapter: module}`` for each chNN_*.py in tests/<folder>/."""
+    return {p.stem: _load(p) for p in sorted((ROOT / "tests" / folder).glob("ch*.py"))}
 
 
-def _library_answers() -> dict[str, list[tuple[str, str, str, str]]]:
-    """``{chapter: [(question, marker, source, rule), ...]}`` from tests/library_answers/."""
-    import importlib.util
-
-    found = {}
-    for path in sorted((ROOT / "tests" / "library_answers").glob("ch*.py")):
-        spec = importlib.util.spec_from_file_location(f"library_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        found[path.stem] = module.LIBRARY
-        NO_LIBRARY_ANSWER[path.stem] = getattr(module, "NO_LIBRARY_ANSWER", {})
-    return found
-
-
-NO_LIBRARY_ANSWER: dict[
-    str, dict[str, str]
-] = {}  # per chapter: {question: why no library answers it}
-LIBRARY_ANSWERS = _library_answers()
-
-
-def _replace_cell(notebook: dict, marker: str, source: str) -> dict:
-    copy = json.loads(json.dumps(notebook))
-    cells = [
-        c for c in copy["cells"] if c["cell_type"] == "code" and marker in "".join(c["source"])
-    ]
-    assert len(cells) == 1, marker
-    cells[0]["source"] = source
-    return copy
+# tests/wrong_answers/: a plausible mistake for every question, (question, marker, source).
+WRONG_ANSWERS = {name: m.WRONG for name, m in _answer_modules("wrong_answers").items()}
+# tests/library_answers/: the library's answer per code question, (question, marker, source,
+# rule), and the questions no library answers, {question: why}.
+_LIBRARY = _answer_modules("library_answers")
+LIBRARY_ANSWERS = {name: m.LIBRARY for name, m in _LIBRARY.items()}
+NO_LIBRARY_ANSWER = {name: getattr(m, "NO_LIBRARY_ANSWER", {}) for name, m in _LIBRARY.items()}
+VERIFY = _load(ROOT / "tests" / "library_answers" / "verify.py")
+_replace_cell = VERIFY.replace_cell
 
 
 # Answers with nothing in them, shaped to slip past a test that compares values without
@@ -180,14 +156,7 @@ def test_every_library_answer_loses_its_question_by_the_rule_it_breaks(graded):
 
 def test_library_answers_earn_full_marks_without_the_rules(graded, assignments, tmp_path):
     """What the rules stop is a right answer: without them each library answer earns its points."""
-    import importlib.util
-
     name = graded[0]
-    spec = importlib.util.spec_from_file_location(
-        "library_check", ROOT / "tests" / "library_answers" / "verify.py"
-    )
-    check = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(check)
     solution = json.loads(assignments[name].autograder_notebook.read_text(encoding="utf-8"))
     folder = tmp_path / "library"
     folder.mkdir()
@@ -195,11 +164,11 @@ def test_library_answers_earn_full_marks_without_the_rules(graded, assignments, 
     if not answers:
         pytest.skip(f"{name} has no library answers")
     for i, (question, marker, source, _) in enumerate(answers):
-        notebook = check.replace_cell(solution, marker, source)
+        notebook = VERIFY.replace_cell(solution, marker, source)
         (folder / f"library-{question}-{i}.ipynb").write_text(
             json.dumps(notebook), encoding="utf-8"
         )
-    zip_path = check.without_rules(assignments[name].autograder_zip, tmp_path)
+    zip_path = VERIFY.without_rules(assignments[name].autograder_zip, tmp_path)
     free = {
         r.submission.removesuffix(".ipynb"): r
         for r in grading.grade_batch(folder, zip_path, jobs=3, timeout_s=60, unsafe=True)

@@ -186,10 +186,10 @@ class Rules:
         trusted = [str(d) for d in data.get("trusted", [])]
         return cls(data["assignment"], forbid, names, trusted)
 
-    def student_cells(self, cells: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
-        """The cells the student wrote or changed: all but the notebook's own."""
+    def provided_cells(self, cells: Iterable[tuple[int, str]]) -> set[int]:
+        """The numbers of the cells the notebook provides (unchanged by the student)."""
         trusted = set(self.trusted)
-        return [(i, s) for i, s in cells if cell_digest(s) not in trusted]
+        return {i for i, s in cells if cell_digest(s) in trusted}
 
 
 def cell_digest(source: str) -> str:
@@ -689,8 +689,6 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
                 escape = _attribute_name_escape(node, what)
                 if escape:
                     yield escape, node
-        elif isinstance(node, ast.ImportFrom):
-            pass
 
 
 def _is_module_path(dotted: str) -> bool:
@@ -804,7 +802,7 @@ def check_here(
     cells = [(i, s) for i, s in enumerate(history) if isinstance(s, str) and s.strip()]
     # The check cell itself and otter's own cells read nothing the answer uses.
     cells = [(i, s) for i, s in cells if "grader.check" not in s and "otter.Notebook(" not in s]
-    provided = {i for i, s in cells if cell_digest(s) in set(trusted)}
+    provided = Rules("", trusted=list(trusted)).provided_cells(cells)
     found = violations(cells, question, forbidden, names, trusted=provided)
     if found:
         raise AssertionError("\n".join(v.message() for v in found[:3]))
