@@ -243,11 +243,13 @@ def bert_case(repeats: int) -> dict[str, Any]:
 
     from course_utils.bert import (
         load_bert,
+    )
+    from course_utils.datasets import load_lee_corpus
+    from course_utils.wordpiece import (
         load_wordpiece_tokenizer,
         minilm_folder,
         split_sentences,
     )
-    from course_utils.datasets import load_lee_corpus
 
     sentences = [s for doc in load_lee_corpus() for s in split_sentences(doc)][:32]
     batch = load_wordpiece_tokenizer().encode_batch(sentences, max_length=128)

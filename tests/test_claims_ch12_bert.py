@@ -12,16 +12,18 @@ enough that a different CPU's floating-point rounding cannot flip them.
 
 import pytest
 
-from course_utils.bert import (
+from course_utils.device import run_size
+from course_utils.experiments.ch12_finetuning import (
+    run_korean_finetuning,
+)
+from course_utils.experiments.ch12_pretraining import (
     compare_korean_vocabularies,
     evaluate_mlm,
     fill_in_blanks,
     korean_bert_config,
     nsp_topic_probe,
     pretrain_korean_bert,
-    run_korean_finetuning,
 )
-from course_utils.device import run_size
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 

@@ -388,7 +388,8 @@ def test_loss_ignores_pads_like_torch():
 def test_train_model_keeps_the_trained_weights_and_reuses_them_only_for_the_same_recipe(
     tmp_path, monkeypatch
 ):
-    from course_utils.seq2seq import CACHE_ENV, ParallelData, train_model
+    from course_utils.runs import CACHE_ENV
+    from course_utils.seq2seq import ParallelData, train_model
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     vocab = Vocab([str(i) for i in range(5)])
@@ -415,7 +416,8 @@ def test_train_model_keeps_the_trained_weights_and_reuses_them_only_for_the_same
 
 
 def test_train_model_still_trains_where_the_cache_cannot_be_written(tmp_path, monkeypatch):
-    from course_utils.seq2seq import CACHE_ENV, ParallelData, train_model
+    from course_utils.runs import CACHE_ENV
+    from course_utils.seq2seq import ParallelData, train_model
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -424,7 +426,7 @@ def test_train_model_still_trains_where_the_cache_cannot_be_written(tmp_path, mo
     pairs = [(["a"], ["b"]), (["b"], ["a"])]
     data = ParallelData("toy", pairs, pairs, pairs, vocab, vocab)
     torch.manual_seed(0)
-    with pytest.warns(UserWarning, match="could not keep the trained model"):
+    with pytest.warns(UserWarning, match="could not keep the result"):
         history = train_model(
             Seq2Seq(len(vocab), len(vocab), 4, 6), data, TrainConfig(epochs=1, batch_size=2), False
         )

@@ -156,13 +156,13 @@ def test_missing_java_raises_an_error_that_names_the_fix(monkeypatch):
     monkeypatch.setattr(jpype, "getDefaultJVMPath", no_jvm)
     ok, detail = text.java_status()
     assert not ok and "could not find a JVM" in detail
-    text._load_analyzer.cache_clear()
+    text.load_analyzer.cache_clear()
     try:
         with pytest.raises(JavaNotFoundError, match="apt-get install default-jdk"):
             MorphTokenizer("okt").morphs("안녕")
     finally:
         monkeypatch.undo()
-        text._load_analyzer.cache_clear()
+        text.load_analyzer.cache_clear()
     assert MorphTokenizer("okt").morphs("안녕하세요")  # works again once Java is back
 
 

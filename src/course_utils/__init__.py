@@ -25,10 +25,15 @@ Modules mirror the book's chapters (see each module's docstring):
 - ``attention``: 10장 어텐션 — Bahdanau's and Luong's attention, masking, alignments
 - ``self_attentive``: 10장 — Lin et al.'s structured self-attentive sentence embedding
 - ``transformer``: 11장 트랜스포머 — scaled dot-product and multi-head attention, layers, KV cache
-- ``bert``     : 12장 BERT — WordPiece, the BERT encoder loading real weights, MLM masking
+- ``wordpiece``: 12장 BERT — the basic tokenizer, WordPiece, and training a WordPiece vocabulary
+- ``bert``     : 12장 — the BERT encoder and its heads, loading real weights, MLM and NSP inputs
 - ``datasets`` : corpora bundled with KoNLPy and gensim (no network)
 - ``viz``      : Korean fonts for matplotlib
 - ``train``    : the shared training loop (gradient clipping, history, NaN guard) for 6장 onwards
+- ``runs``     : the result cache and the worker processes of the chapters that train (9장 onwards)
+- ``checks``   : argument checks shared by the modules
+- ``experiments``: each chapter's stated experiments (``experiments/chNN_*.py``), apart from
+  the code it teaches
 
 The course's machinery (exercise build, grading, the doctor, the command line
 behind ``python -m course_utils``) lives in the sibling package ``course_tools``.

@@ -42,11 +42,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-import os
 import random
 import statistics
 import time
-import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -58,6 +56,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence
 
+from course_utils import runs
 from course_utils.bpe import train_sentencepiece
 from course_utils.device import get_device, run_size, seed_everything
 from course_utils.gettext_corpus import GettextPair, gettext_splits
@@ -72,7 +71,6 @@ from course_utils.translation_data import (
 from course_utils.vocab import SEQ_SPECIALS, Vocab
 
 __all__ = [
-    "CACHE_ENV",
     "EOS",
     "GETTEXT_MAX_TOKENS",
     "GETTEXT_VOCAB_SIZE",
@@ -1256,30 +1254,15 @@ def evaluate_model(
     return score_translations(hypotheses, [data.words(t) for _, t in pairs]), hypotheses
 
 
-CACHE_ENV = "COURSE_CACHE"  # a folder for trained models, or "off"
-
-
-def _cache_folder() -> Path | None:
-    value = os.environ.get(CACHE_ENV, "").strip()
-    if value.lower() in ("off", "0", "false", "no"):
-        return None
-    return Path(value).expanduser() if value else Path.home() / ".cache" / "nlp-course"
-
-
-def _training_key(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> str:
-    """What decides the trained weights: the package's code, the model, the data and the budget."""
+def _training_recipe(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> str:
+    """What decides the trained weights besides the code: the model, the data and the budget."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.read_bytes())
     device = next(model.parameters()).device
-    digest.update(
-        f"{torch.__version__}|{torch.get_num_threads()}|{get_device().type}|{device.type}|"
-        f"{model!r}|{training!r}|{data.name}".encode()
-    )
+    digest.update(f"{device.type}|{model!r}|{training!r}|{data.name}".encode())
     for source, target in data.train:
         digest.update(("\x1f".join(source) + "\x1e" + "\x1f".join(target) + "\x1d").encode())
     digest.update("\x1f".join([*data.source_vocab, "\x1e", *data.target_vocab]).encode())
-    return digest.hexdigest()[:24]
+    return digest.hexdigest()
 
 
 def train_model(
@@ -1298,30 +1281,20 @@ def train_model(
     so a changed recipe never reuses an old result.
     """
     path = _cache_path(model, data, training)  # also moves the model where it would train
-    if path is not None and path.is_file():
-        saved = torch.load(path, map_location=next(model.parameters()).device, weights_only=True)
+    saved = runs.load_result(path, map_location=next(model.parameters()).device)
+    if saved is not None:
         model.load_state_dict(saved["state"])
         return History(**saved["history"])
     history = train_seq2seq(model, data.examples("train"), training, show_progress=show_progress)
-    if path is not None:
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            torch.save({"state": model.state_dict(), "history": asdict(history)}, partial)
-            partial.replace(path)  # never leave a half-written file under the final name
-        except OSError as error:  # a read-only home: train again next time, but say why
-            warnings.warn(
-                f"could not keep the trained model in {path.parent}: {error}", stacklevel=2
-            )
+    runs.save_result(path, {"state": model.state_dict(), "history": asdict(history)})
     return history
 
 
 def _cache_path(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> Path | None:
-    folder = _cache_folder()
-    if folder is None:
+    if runs.cache_folder() is None:
         return None
     model.to(get_device())
-    return folder / f"{_training_key(model, data, training)}.pt"
+    return runs.cache_path("seq2seq", _training_recipe(model, data, training))
 
 
 def _train_cached(
@@ -1347,8 +1320,8 @@ def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, Translation
     given (put the longest first). Nothing happens on a GPU, with one core,
     with the cache off (``COURSE_CACHE=off``) or for models already trained.
     """
-    cores = os.cpu_count() or 1
-    if cores < 2 or get_device().type != "cpu" or _cache_folder() is None:
+    cores = runs.background_workers()
+    if cores < 2:
         return
     todo = []
     for make, data, config in jobs:
@@ -1357,13 +1330,8 @@ def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, Translation
             todo.append((make, data, config))
     if len(todo) < 2:
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # "spawn": a forked child of a process that already runs torch threads can hang.
-    context = multiprocessing.get_context("spawn")
     threads = torch.get_num_threads()
-    with ProcessPoolExecutor(min(len(todo), cores), mp_context=context) as pool:
+    with runs.worker_pool(min(len(todo), cores)) as pool:
         futures = [pool.submit(_train_cached, *job, threads) for job in todo]
         for future in futures:
             future.result()

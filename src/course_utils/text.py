@@ -26,6 +26,7 @@ __all__ = [
     "fold_case",
     "java_status",
     "josa",
+    "load_analyzer",
     "normalize",
     "punctuation_tokenize",
     "rule_tokenize",
@@ -274,7 +275,11 @@ def _start_jvm() -> None:
 
 
 @functools.cache
-def _load_analyzer(name: str) -> Any:
+def load_analyzer(name: str) -> Any:
+    """KoNLPy's analyzer ``name``, started once per process.
+
+    ``load_analyzer.cache_clear()`` forgets the analyzers started so far.
+    """
     ok, detail = java_status()
     if not ok:
         raise JavaNotFoundError(f"{detail}. {JAVA_FIX}")
@@ -304,7 +309,7 @@ class MorphTokenizer:
 
     @property
     def analyzer(self) -> Any:
-        return _load_analyzer(self.name)
+        return load_analyzer(self.name)
 
     def morphs(self, text: str) -> list[str]:
         """Split the text into morphemes (white space is never a token)."""

@@ -22,6 +22,7 @@ from course_utils.progress import progress
 __all__ = [
     "History",
     "NonFiniteLossError",
+    "adamw_with_warmup",
     "clip_grad_norm",
     "evaluate",
     "finite_loss_value",
@@ -138,3 +139,24 @@ def fit(
             history.val_loss.append(evaluate(model, val_batches(), loss_fn))
         history.seconds.append(time.perf_counter() - start)
     return history
+
+
+def adamw_with_warmup(
+    model: torch.nn.Module, learning_rate: float, weight_decay: float, total: int, warmup: int
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
+    """AdamW (decay on matrices and embeddings only) with BERT's warm-up and linear decay to 0."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay},
+         {"params": no_decay, "weight_decay": 0.0}],
+        lr=learning_rate,
+    )  # fmt: skip
+    warmup = max(1, warmup)
+
+    def factor(step: int) -> float:  # step = optimizer steps taken so far
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

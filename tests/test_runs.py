@@ -1,0 +1,89 @@
+"""The result cache and the worker pool every chapter that trains uses (course_utils.runs)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course_utils import runs
+from course_utils.runs import cached
+
+
+def test_results_are_kept_by_recipe(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"state": {"w": torch.arange(3.0)}, "losses": [1.5, 0.5], "seconds": 2.0}
+
+    first, hit = cached("unit", ("recipe", 1), compute)
+    again, hit_again = cached("unit", ("recipe", 1), compute)
+    assert not hit and hit_again and len(calls) == 1
+    assert torch.equal(again["state"]["w"], first["state"]["w"]) and again["losses"] == [1.5, 0.5]
+    cached("unit", ("recipe", 2), compute)  # another recipe trains again
+    assert len(calls) == 2
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    assert cached("unit", ("recipe", 1), compute)[1] is False and len(calls) == 3
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("COURSE_CACHE", str(blocked))
+    with pytest.warns(UserWarning, match="could not keep the result"):
+        assert cached("unit", ("recipe", 1), compute)[0]["seconds"] == 2.0
+
+
+def test_a_key_names_the_kind_and_changes_with_the_recipe_and_the_threads(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    path = runs.cache_path("bert-pretrain", ("recipe", 1))
+    assert path.parent == tmp_path and path.name.startswith("bert-pretrain-")
+    assert runs.recipe_key("a", 1) == runs.recipe_key("a", 1) != runs.recipe_key("a", 2)
+    assert runs.recipe_key("a", 1) != runs.recipe_key("b", 1)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1 if before != 1 else 2)
+        assert runs.recipe_key("a", 1) != _key_with_threads(before)
+    finally:
+        torch.set_num_threads(before)
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    assert runs.cache_path("a", 1) is None and runs.background_workers() == 0
+    runs.save_result(None, {"x": 1})  # the cache off: nothing kept, nothing raised
+    assert runs.load_result(None) is None
+
+
+def _key_with_threads(threads: int) -> str:
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return runs.recipe_key("a", 1)
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_result_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    path = runs.cache_path("unit", 1)
+    runs.save_result(path, {"w": torch.ones(2)})
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+    assert torch.equal(runs.load_result(path)["w"], torch.ones(2))
+
+
+def test_work_announced_in_the_background_is_waited_for_once():
+    waited = []
+    runs.will_produce(("unit", 1), lambda: waited.append(1))
+    runs.wait_for(("unit", 1))
+    runs.wait_for(("unit", 1))  # already waited for: nothing more
+    runs.wait_for(("unit", 2))  # never announced: nothing
+    assert waited == [1]
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
+def test_a_pool_needs_a_positive_number_of_workers(workers):
+    with pytest.raises(ValueError, match="workers must be an int >= 1"):
+        runs.worker_pool(workers)
+
+
+def test_the_pool_runs_jobs_in_fresh_processes():
+    import os
+
+    with runs.worker_pool(1) as pool:
+        assert pool.submit(os.getpid).result(timeout=120) != os.getpid()
