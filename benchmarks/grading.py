@@ -32,7 +32,11 @@ from course_tools import exercises, grading
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = "ch06_rnn"
 REPEATS = 3
-WRONG = "def rnn_step(x, h, W_xh, W_hh, b):\n    return x @ W_xh + h @ W_hh + b\n"
+WRONG = (  # q1 with tanh on the output too (tests/wrong_answers/ch06_rnn.py)
+    "def jordan_step(x, o_prev, W_xh, W_qh, b_h, W_hq, b_q):\n"
+    "    h = np.tanh(x @ W_xh + o_prev @ W_qh + b_h)\n"
+    "    return h, np.tanh(h @ W_hq + b_q)\n"
+)
 
 
 def _assignment(tmp: Path) -> exercises.Assignment:
@@ -52,7 +56,7 @@ def _assignment(tmp: Path) -> exercises.Assignment:
 def _wrong(solution: dict) -> dict:
     copy = json.loads(json.dumps(solution))
     for cell in copy["cells"]:
-        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith("def rnn_step"):
+        if cell["cell_type"] == "code" and "".join(cell["source"]).startswith("def jordan_step"):
             cell["source"] = WRONG
     return copy
 
@@ -105,7 +109,7 @@ def main() -> None:
         assert len(results) == 30 and all(r.status == "ok" for r in results)
         full = results[0].max_total
         assert totals["solution"] == full and totals["blank"] == 0, totals
-        assert 0 < totals["wrong"] < full, totals  # the wrong rnn_step loses its question
+        assert 0 < totals["wrong"] < full, totals  # the wrong jordan_step loses its question
 
     report = {
         "one_submission_s": statistics.median(ours),

@@ -1,12 +1,14 @@
-"""Library answers for ch02_tokenization: NLTK's wordpunct tokenizer, the course's BPE and the Unigram model of Hugging Face tokenizers, which the rules forbid."""
+"""Library answers for ch02_tokenization: NLTK's wordpunct spans, the course's BPE and the Unigram model of Hugging Face tokenizers, which the rules forbid."""
 
 LIBRARY = [
     (
         "q1",
-        "def punct_tokenize",
-        "from nltk.tokenize import wordpunct_tokenize\n"
-        "def punct_tokenize(text):\n"
-        "    return wordpunct_tokenize(text)\n",
+        "def punct_tokenize_spans",
+        "from nltk.tokenize import WordPunctTokenizer\n"
+        "def punct_tokenize_spans(text):\n"
+        "    spans = list(WordPunctTokenizer().span_tokenize(text))\n"
+        "    ends = [0] + [end for _, end in spans]\n"
+        "    return [(text[s:e], s, e, text[ends[i]:s]) for i, (s, e) in enumerate(spans)]\n",
         "nltk",
     ),
     (

@@ -37,13 +37,19 @@ LIBRARY = [
     ),
     (
         "q4",
-        "def solve_analogy_cosmul",
+        "def analogy_ranks",
         "from gensim.models import KeyedVectors\n"
-        "def solve_analogy_cosmul(a, b, c, words, vectors):\n"
+        "def analogy_ranks(a, b, c, gold, words, vectors):\n"
+        "    if gold in (a, b, c):\n"
+        "        raise ValueError(gold)\n"
         "    vectors = np.asarray(vectors, dtype=float)\n"
         "    keyed = KeyedVectors(vectors.shape[1], dtype=np.float64)\n"
         "    keyed.add_vectors(list(words), vectors)\n"
-        "    return keyed.most_similar_cosmul(positive=[b, c], negative=[a], topn=1)[0][0]\n",
+        "    result = {}\n"
+        "    for name, method in (('3CosAdd', keyed.most_similar), ('3CosMul', keyed.most_similar_cosmul)):\n"
+        "        ranked = [w for w, _ in method(positive=[b, c], negative=[a], topn=len(words))]\n"
+        "        result[name] = (ranked[0], ranked.index(gold) + 1)\n"
+        "    return result\n",
         "gensim",
     ),
     (

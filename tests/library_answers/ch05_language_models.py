@@ -1,6 +1,6 @@
 """Library answers for ch05_language_models: NLTK's padding, n-grams and ``nltk.lm`` models, which the rules forbid."""
 
-# NLTK's Lidstone takes |V| from its vocabulary; the question gives |V| as an argument.
+# NLTK's Lidstone takes |V| from its vocabulary; the questions give |V| (or the vocabulary) as an argument.
 _SIZED_VOCABULARY = (
     "from nltk.lm import Vocabulary\n"
     "class _SizedVocabulary(Vocabulary):\n"
@@ -15,48 +15,55 @@ LIBRARY = [
     (
         "q1",
         "def count_sentence_ngrams",
-        "from nltk.lm.preprocessing import pad_both_ends\n"
-        "from nltk.util import ngrams\n"
+        "from nltk.util import ngrams, pad_sequence\n"
         "def count_sentence_ngrams(sentences, n):\n"
-        "    return Counter(g for s in sentences for g in ngrams(pad_both_ends(s, n=n), n))\n",
+        "    counts = Counter()\n"
+        "    for s in sentences:\n"
+        "        padded = list(pad_sequence(s, n, pad_left=True, left_pad_symbol='<s>')) + ['</s>']\n"
+        "        counts.update(ngrams(padded, n))\n"
+        "    return counts\n",
         "nltk",
     ),
     (
         "q2",
-        "def add_k_probability",
+        "def add_k_adjusted_counts",
         "from nltk.lm import Lidstone\n"
         "from nltk.util import everygrams\n"
         + _SIZED_VOCABULARY
-        + "def add_k_probability(tokens, context, word, k, vocab_size):\n"
+        + "def add_k_adjusted_counts(tokens, context, k, vocab):\n"
+        "    context = tuple(context)\n"
         "    order = len(context) + 1\n"
-        "    model = Lidstone(k, order, vocabulary=_SizedVocabulary(tokens, vocab_size))\n"
+        "    model = Lidstone(k, order, vocabulary=_SizedVocabulary(vocab, len(vocab)))\n"
         "    model.fit([everygrams(list(tokens), max_len=order)])\n"
-        "    return model.score(word, tuple(context))\n",
+        "    total = model.context_counts(context).N()\n"
+        "    return {w: model.score(w, context) * total for w in vocab}\n",
         "nltk",
     ),
     (
         "q3",
-        "def witten_bell_probability",
+        "def witten_bell_weights",
+        # NLTK's Witten-Bell estimator returns the weight of the shorter context as its gamma.
         "from nltk.lm import WittenBellInterpolated\n"
         "from nltk.util import everygrams\n"
-        "def witten_bell_probability(tokens, context, word):\n"
-        "    order = len(context) + 1\n"
-        "    model = WittenBellInterpolated(order)\n"
-        "    model.fit([everygrams(list(tokens), max_len=order)], tokens)\n"
-        "    return model.score(word, tuple(context))\n",
+        "def witten_bell_weights(tokens, n):\n"
+        "    model = WittenBellInterpolated(n)\n"
+        "    model.fit([everygrams(list(tokens), max_len=n)], tokens)\n"
+        "    contexts = [h for order in range(2, n + 1) for h in model.counts[order].keys() if model.counts[order][h].N()]\n"
+        "    return {tuple(h): model.estimator.alpha_gamma(h[0], h)[1] for h in contexts}\n",
         "nltk",
     ),
     (
         "q4",
-        "def add_k_perplexity",
+        "def sentence_and_corpus_perplexity",
         "from nltk.lm import Lidstone\n"
         "from nltk.util import bigrams, everygrams\n"
         + _SIZED_VOCABULARY
-        + "def add_k_perplexity(train_tokens, test_tokens, k, vocab_size):\n"
-        "    vocabulary = _SizedVocabulary(list(train_tokens) + list(test_tokens), vocab_size)\n"
-        "    model = Lidstone(k, 2, vocabulary=vocabulary)\n"
+        + "def sentence_and_corpus_perplexity(train_tokens, test_sentences, k, vocab_size):\n"
+        "    tokens = list(train_tokens) + [t for s in test_sentences for t in s]\n"
+        "    model = Lidstone(k, 2, vocabulary=_SizedVocabulary(tokens, vocab_size))\n"
         "    model.fit([everygrams(list(train_tokens), max_len=2)])\n"
-        "    return model.perplexity(bigrams(test_tokens))\n",
+        "    per_sentence = [model.perplexity(bigrams(s)) for s in test_sentences]\n"
+        "    return per_sentence, model.perplexity([g for s in test_sentences for g in bigrams(s)])\n",
         "nltk",
     ),
     (

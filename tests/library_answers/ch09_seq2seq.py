@@ -1,20 +1,25 @@
-"""Library answers for ch09_seq2seq: sacrebleu's BLEU and chrF, torch's ``cross_entropy(ignore_index=...)``, stable sort and tensor ops, which the rules forbid."""
+"""Library answers for ch09_seq2seq: sacrebleu's BLEU, chrF and n-gram counter, torch's ``cross_entropy(ignore_index=...)``, stable sort and tensor ops, which the rules forbid."""
 
 LIBRARY = [
     (
         "q1",
-        "def corpus_brevity_penalty",
+        "def effective_reference_lengths",
         "import sacrebleu\n"
-        "def corpus_brevity_penalty(hypotheses, references):\n"
+        "def effective_reference_lengths(hypotheses, references):\n"
         "    if len(hypotheses) != len(references) or len(hypotheses) == 0:\n"
         "        raise ValueError('need one non-empty reference set per hypothesis, and at least one hypothesis')\n"
         "    if any(len(refs) == 0 for refs in references):\n"
         "        raise ValueError('every sentence needs at least one reference')\n"
-        "    # sacrebleu takes reference streams; a sentence with fewer references has None in the rest\n"
+        "    # sentence_bleu's ref_len is the closest reference length of one sentence\n"
+        "    ref_lengths = [\n"
+        "        sacrebleu.sentence_bleu(' '.join(h), [' '.join(ref) for ref in refs], tokenize='none').ref_len\n"
+        "        for h, refs in zip(hypotheses, references)\n"
+        "    ]\n"
+        "    # corpus_bleu takes reference streams; a sentence with fewer references has None in the rest\n"
         "    most = max(len(refs) for refs in references)\n"
         "    streams = [[' '.join(refs[j]) if j < len(refs) else None for refs in references] for j in range(most)]\n"
         "    bleu = sacrebleu.corpus_bleu([' '.join(h) for h in hypotheses], streams, tokenize='none', force=True)\n"
-        "    return bleu.sys_len, bleu.ref_len, bleu.bp\n",
+        "    return ref_lengths, bleu.bp\n",
         "sacrebleu",
     ),
     (
@@ -88,12 +93,21 @@ LIBRARY = [
     ),
     (
         "q6",
-        "def sentence_chrf",
+        "def chrf_table",
         "import sacrebleu\n"
-        "def sentence_chrf(hypothesis, reference):\n"
+        "from sacrebleu.metrics.helpers import extract_all_char_ngrams\n"
+        "def chrf_table(hypothesis, reference, beta=2.0):\n"
         "    if not isinstance(hypothesis, str) or not isinstance(reference, str):\n"
         "        raise TypeError('hypothesis and reference must be str')\n"
-        "    return sacrebleu.sentence_chrf(hypothesis, [reference]).score\n",
+        "    # sacrebleu's own n-gram counter (whitespace removed), then its score with the same beta\n"
+        "    precisions, recalls = np.full(6, np.nan), np.full(6, np.nan)\n"
+        "    pairs = zip(extract_all_char_ngrams(hypothesis, 6), extract_all_char_ngrams(reference, 6))\n"
+        "    for n, (h, r) in enumerate(pairs):\n"
+        "        if h and r:\n"
+        "            m = sum((h & r).values())\n"
+        "            precisions[n], recalls[n] = m / sum(h.values()), m / sum(r.values())\n"
+        "    score = sacrebleu.CHRF(beta=beta).sentence_score(hypothesis, [reference]).score\n"
+        "    return precisions, recalls, score\n",
         "sacrebleu",
     ),
 ]

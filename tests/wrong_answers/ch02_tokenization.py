@@ -3,9 +3,16 @@
 WRONG = [
     (
         "q1",
-        "def punct_tokenize",
-        # One token per punctuation character: "!!" becomes "!", "!".
-        'def punct_tokenize(text):\n    return re.findall(r"\\w+|[^\\w\\s]", text)\n',
+        "def punct_tokenize_spans",
+        # Finds each token with text.find from the start of the string: a token seen before (a
+        # second "a", a second ",") gets the first one's position, and the space before it is wrong.
+        "def punct_tokenize_spans(text):\n"
+        "    spans, previous = [], 0\n"
+        '    for token in re.findall(r"\\w+|[^\\w\\s]+", text):\n'
+        "        start = text.find(token)\n"
+        "        spans.append((token, start, start + len(token), text[previous:start]))\n"
+        "        previous = start + len(token)\n"
+        "    return spans\n",
     ),
     (
         "q2",

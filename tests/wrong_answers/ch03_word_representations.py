@@ -57,13 +57,14 @@ WRONG = [
     ),
     (
         "q7",
-        "def tfidf_variant",
-        # Copies the chapter's defaults: raw counts and the smoothed idf ln((1 + N) / (1 + df)) + 1.
-        "def tfidf_variant(documents):\n"
+        "def tfidf_augmented",
+        # Divides by the largest count in the whole corpus, not in the document: a document whose
+        # own counts are small gets tf' near 0.5 for every word.
+        "def tfidf_augmented(documents):\n"
         "    terms = sorted({t for doc in documents for t in doc})\n"
         "    tf = np.array([[doc.count(t) for t in terms] for doc in documents], dtype=float)\n"
         "    idf = np.log((1 + len(documents)) / (1 + (tf > 0).sum(axis=0))) + 1\n"
-        "    matrix = tf * idf\n"
+        "    matrix = np.where(tf > 0, 0.5 + 0.5 * tf / tf.max(), 0.0) * idf\n"
         "    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True), terms\n",
     ),
     (

@@ -4,47 +4,48 @@ WRONG = [
     (
         "q1",
         "def count_sentence_ngrams",
-        # Joins the sentences into one stream and pads only its two ends: n-grams cross sentence boundaries.
+        # Pads n - 1 end markers like NLTK's pad_both_ends: counts n-grams that predict past the end of the sentence.
         "def count_sentence_ngrams(sentences, n):\n"
-        "    tokens = ['<s>'] * (n - 1) + [t for s in sentences for t in s] + ['</s>'] * (n - 1)\n"
-        "    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))\n",
+        "    counts = Counter()\n"
+        "    for s in sentences:\n"
+        "        padded = ['<s>'] * (n - 1) + list(s) + ['</s>'] * (n - 1)\n"
+        "        counts.update(tuple(padded[i : i + n]) for i in range(len(padded) - n + 1))\n"
+        "    return counts\n",
     ),
     (
         "q2",
-        "def add_k_probability",
+        "def add_k_adjusted_counts",
         # Counts c(h) as every occurrence of the context, the one at the very end of the text included.
-        "def add_k_probability(tokens, context, word, k, vocab_size):\n"
-        "    n = len(context) + 1\n"
-        "    joint = sum(1 for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n]) == tuple(context) + (word,))\n"
+        "def add_k_adjusted_counts(tokens, context, k, vocab):\n"
+        "    context = tuple(context)\n"
         "    m = len(context)\n"
-        "    total = len(tokens) if m == 0 else sum(1 for i in range(len(tokens) - m + 1) if tuple(tokens[i : i + m]) == tuple(context))\n"
-        "    return (joint + k) / (total + k * vocab_size)\n",
+        "    grams = [tuple(tokens[i : i + m + 1]) for i in range(len(tokens) - m)]\n"
+        "    total = len(tokens) if m == 0 else sum(1 for i in range(len(tokens) - m + 1) if tuple(tokens[i : i + m]) == context)\n"
+        "    scale = total / (total + k * len(vocab))\n"
+        "    return {w: (grams.count(context + (w,)) + k) * scale for w in vocab}\n",
     ),
     (
         "q3",
-        "def witten_bell_probability",
-        # Interpolates every context straight with the unigram distribution instead of recursing one token shorter.
-        "def witten_bell_probability(tokens, context, word):\n"
-        "    context = tuple(context)\n"
-        "    unigram = tokens.count(word) / len(tokens)\n"
-        "    if not context:\n"
-        "        return unigram\n"
-        "    n = len(context) + 1\n"
-        "    followers = Counter(tokens[i + n - 1] for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n - 1]) == context)\n"
-        "    total, types = sum(followers.values()), len(followers)\n"
-        "    if total == 0:\n"
-        "        return unigram\n"
-        "    return (followers[word] + types * unigram) / (total + types)\n",
+        "def witten_bell_weights",
+        # Weighs only the contexts of length n - 1, as if the recursion never reached the shorter ones.
+        "def witten_bell_weights(tokens, n):\n"
+        "    followers = {}\n"
+        "    for i in range(len(tokens) - n + 1):\n"
+        "        followers.setdefault(tuple(tokens[i : i + n - 1]), Counter())[tokens[i + n - 1]] += 1\n"
+        "    return {h: len(a) / (sum(a.values()) + len(a)) for h, a in followers.items()}\n",
     ),
     (
         "q4",
-        "def add_k_perplexity",
-        # Inverts the average probability instead of exponentiating the average negative log-probability.
-        "def add_k_perplexity(train_tokens, test_tokens, k, vocab_size):\n"
+        "def sentence_and_corpus_perplexity",
+        # Takes the corpus perplexity as the arithmetic mean of the sentence perplexities.
+        "def sentence_and_corpus_perplexity(train_tokens, test_sentences, k, vocab_size):\n"
         "    bigrams = Counter(zip(train_tokens, train_tokens[1:]))\n"
         "    contexts = Counter(train_tokens[:-1])\n"
-        "    probs = [(bigrams[(a, b)] + k) / (contexts[a] + k * vocab_size) for a, b in zip(test_tokens, test_tokens[1:])]\n"
-        "    return len(probs) / sum(probs)\n",
+        "    ppls = []\n"
+        "    for s in test_sentences:\n"
+        "        logs = [math.log((bigrams[(a, b)] + k) / (contexts[a] + k * vocab_size)) for a, b in zip(s, s[1:])]\n"
+        "        ppls.append(math.exp(-sum(logs) / len(logs)))\n"
+        "    return ppls, sum(ppls) / len(ppls)\n",
     ),
     (
         "q5",

@@ -3,20 +3,20 @@
 WRONG = [
     (
         "q1",
-        "def corpus_brevity_penalty",
+        "def effective_reference_lengths",
         # Breaks a tie between two equally close references toward the longer one.
-        "def corpus_brevity_penalty(hypotheses, references):\n"
+        "def effective_reference_lengths(hypotheses, references):\n"
         "    if len(hypotheses) != len(references) or len(hypotheses) == 0:\n"
         "        raise ValueError('lengths')\n"
-        "    c = r = 0\n"
+        "    ref_lengths = []\n"
         "    for hypothesis, refs in zip(hypotheses, references):\n"
         "        if len(refs) == 0:\n"
         "            raise ValueError('no reference')\n"
-        "        c += len(hypothesis)\n"
-        "        r += min((len(ref) for ref in refs), key=lambda n: (abs(n - len(hypothesis)), -n))\n"
+        "        ref_lengths.append(min((len(ref) for ref in refs), key=lambda n: (abs(n - len(hypothesis)), -n)))\n"
+        "    c, r = sum(len(h) for h in hypotheses), sum(ref_lengths)\n"
         "    if c >= r:\n"
-        "        return c, r, 1.0\n"
-        "    return c, r, math.exp(1 - r / c) if c > 0 else 0.0\n",
+        "        return ref_lengths, 1.0\n"
+        "    return ref_lengths, math.exp(1 - r / c) if c > 0 else 0.0\n",
     ),
     (
         "q2",
@@ -82,20 +82,21 @@ WRONG = [
     ),
     (
         "q6",
-        "def sentence_chrf",
-        # Averages the per-order F scores instead of taking one F of the averaged precision and recall.
-        "def sentence_chrf(hypothesis, reference):\n"
+        "def chrf_table",
+        # Keeps every order: an order with no n-grams gets precision and recall 0 (not nan), and P, R average over all 6.
+        "def chrf_table(hypothesis, reference, beta=2.0):\n"
         "    if not isinstance(hypothesis, str) or not isinstance(reference, str):\n"
         "        raise TypeError('strings')\n"
         "    hyp, ref = ''.join(hypothesis.split()), ''.join(reference.split())\n"
-        "    scores = []\n"
+        "    precisions, recalls = np.zeros(6), np.zeros(6)\n"
         "    for n in range(1, 7):\n"
         "        h = Counter(hyp[i : i + n] for i in range(len(hyp) - n + 1))\n"
         "        r = Counter(ref[i : i + n] for i in range(len(ref) - n + 1))\n"
-        "        if h and r:\n"
-        "            m = sum((h & r).values())\n"
-        "            p, c = m / sum(h.values()), m / sum(r.values())\n"
-        "            scores.append(5 * p * c / (4 * p + c) if p + c else 0.0)\n"
-        "    return 100 * sum(scores) / len(scores) if scores else 0.0\n",
+        "        m = sum((h & r).values())\n"
+        "        precisions[n - 1] = m / sum(h.values()) if h else 0.0\n"
+        "        recalls[n - 1] = m / sum(r.values()) if r else 0.0\n"
+        "    p, r = precisions.mean(), recalls.mean()\n"
+        "    score = 100 * (1 + beta**2) * p * r / (beta**2 * p + r) if p + r else 0.0\n"
+        "    return precisions, recalls, score\n",
     ),
 ]
