@@ -17,8 +17,7 @@ import pytest
 import torch
 
 from course_utils.device import run_size
-from course_utils.seq2seq import generated_data, make_batch, translation_config
-from course_utils.transformer import (
+from course_utils.experiments.ch11_transformer import (
     PAPER_SIZES,
     PAPER_VOCAB_SIZE,
     attention_maps,
@@ -30,9 +29,10 @@ from course_utils.transformer import (
     run_transformer_comparison,
     time_kv_cache,
     torch_parameter_count,
-    transformer_parameter_count,
     why_scale,
 )
+from course_utils.seq2seq import generated_data, make_batch, translation_config
+from course_utils.transformer import transformer_parameter_count
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 

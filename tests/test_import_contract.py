@@ -27,10 +27,7 @@ MAX_LINES = 1000
 # (file, what it does): breaks in modules that issue 20 has not moved yet.
 KNOWN = {
     ("course_utils/seq2seq.py", "imports the cache course_utils.runs"),
-    ("course_utils/transformer.py", "imports private course_utils.seq2seq._allowed_log_probs"),
-    ("course_utils/transformer.py", "imports private course_utils.seq2seq._check_source"),
     ("course_utils/seq2seq.py", "is over 1,000 lines"),
-    ("course_utils/transformer.py", "is over 1,000 lines"),
     ("course_utils/translation_data.py", "is over 1,000 lines"),
 }
 
@@ -124,10 +121,7 @@ def test_tests_and_benchmarks_import_no_private_names():
 
 
 # Private names the tests of modules not yet moved still read (issue 20).
-KNOWN_IN_TESTS = [
-    "tests/test_transformer.py: course_utils.transformer._saved_bytes",
-    "tests/test_transformer.py: course_utils.transformer._softmax_jacobian_norm",
-]
+KNOWN_IN_TESTS: list[str] = []
 
 
 def test_the_reader_sees_what_it_must():

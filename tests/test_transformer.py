@@ -27,10 +27,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from course_utils.seq2seq import EOS, PAD, SOS, beam_search, greedy_decode, make_batch
-from course_utils.transformer import (
+from course_utils.checks import load_state_dict_strict
+from course_utils.experiments.ch11_transformer import (
     PAPER_SIZES,
     PAPER_VOCAB_SIZE,
+    cache_mode,
+    decode_steps,
+    saved_bytes,
+    softmax_jacobian_norm,
+    time_kv_cache,
+    torch_parameter_count,
+    why_scale,
+)
+from course_utils.seq2seq import EOS, PAD, SOS, beam_search, greedy_decode, make_batch
+from course_utils.transformer import (
     DecoderLayer,
     EncoderLayer,
     LayerNorm,
@@ -40,21 +50,13 @@ from course_utils.transformer import (
     Transformer,
     TransformerSeq2Seq,
     TransformerSize,
-    _saved_bytes,
-    _softmax_jacobian_norm,
     attention,
-    cache_mode,
     causal_mask,
-    decode_steps,
-    load_state_dict_strict,
     load_torch_weights,
     position_shift_matrix,
     sinusoidal_table,
     split_heads,
-    time_kv_cache,
-    torch_parameter_count,
     transformer_parameter_count,
-    why_scale,
 )
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -1032,7 +1034,7 @@ def test_softmax_jacobian_norm_is_the_frobenius_norm_of_autograds_jacobian():
         torch.autograd.functional.jacobian(lambda s: torch.softmax(s, -1), row.log()).norm()
         for row in weights  # softmax(log p) = p: the Jacobian at scores whose softmax is p
     ]
-    close(_softmax_jacobian_norm(weights), torch.stack(expected), atol=1e-12)
+    close(softmax_jacobian_norm(weights), torch.stack(expected), atol=1e-12)
 
 
 def test_why_scale_dot_products_have_variance_d_k_and_scaled_ones_variance_one():
@@ -1046,8 +1048,8 @@ def test_why_scale_dot_products_have_variance_d_k_and_scaled_ones_variance_one()
 
 def test_saved_bytes_counts_what_autograd_keeps_for_backward():
     a, b = (torch.randn(10, requires_grad=True) for _ in range(2))
-    assert _saved_bytes(lambda: a.exp()) == 10 * 4  # exp keeps its output
-    assert _saved_bytes(lambda: a * b) == 2 * 10 * 4  # a product keeps both factors
+    assert saved_bytes(lambda: a.exp()) == 10 * 4  # exp keeps its output
+    assert saved_bytes(lambda: a * b) == 2 * 10 * 4  # a product keeps both factors
 
 
 def test_time_kv_cache_decodes_the_same_tokens_both_ways():
@@ -1064,3 +1066,30 @@ def test_the_training_cache_tells_post_norm_from_pre_norm_models():
     pre = EncoderLayer(8, 2, 16, norm_first=True)
     gelu = EncoderLayer(8, 2, 16, activation="gelu")
     assert len({repr(post), repr(pre), repr(gelu)}) == 3
+
+
+def test_bad_input_is_named_where_torch_would_broadcast_or_fail_deep_inside():
+    layer = DecoderLayer(8, 2, 16, 0.0)
+    with pytest.raises(ValueError, match="one batch size B"):
+        layer(torch.ones(2, 3, 8), torch.ones(1, 4, 8))  # a memory of batch 1 for 2 targets
+    with pytest.raises(ValueError, match="key must be"):
+        layer(torch.ones(2, 3, 8), None)
+    model = Transformer(TransformerSize(8, 2, 1, 1, 16, 0.0))
+    with pytest.raises(ValueError, match="one batch size B"):
+        model(torch.ones(1, 4, 8), torch.ones(2, 3, 8))
+    with pytest.raises(ValueError, match="at least one key"):
+        attention(torch.ones(1, 2, 4), torch.ones(1, 0, 4), torch.ones(1, 0, 4))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        attention(torch.ones(2, 2, 4), torch.ones(3, 5, 4), torch.ones(3, 5, 4))
+    with pytest.raises(ValueError, match="vocab_size must be an int >= 1"):
+        transformer_parameter_count(TransformerSize(), -5)
+    with pytest.raises(TypeError, match="size must be a TransformerSize"):
+        transformer_parameter_count(512, 100)
+    with pytest.raises(ValueError, match="max_len must be an int >= 0"):
+        sinusoidal_table(-1, 4)
+    with pytest.raises(TypeError, match=r"theirs a torch\.nn module or its state dict"):
+        load_torch_weights(LayerNorm(4), 5)
+    with pytest.raises(ValueError, match=r"x must be a \(B, T, d_model\) tensor"):
+        split_heads(torch.ones(5), 2)
+    with pytest.raises(ValueError, match="num_heads must be an int >= 1"):
+        split_heads(torch.ones(1, 2, 4), 0)

@@ -38,8 +38,8 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from course_utils.checks import check_int
-from course_utils.transformer import EncoderLayer, LayerNorm, load_state_dict_strict
+from course_utils.checks import check_int, load_state_dict_strict
+from course_utils.transformer import EncoderLayer, LayerNorm
 from course_utils.wordpiece import (
     WordPieceTokenizer,
     WordPieceVocab,

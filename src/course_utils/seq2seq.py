@@ -97,8 +97,10 @@ __all__ = [
     "TrainConfig",
     "TranslationConfig",
     "TranslationScores",
+    "allowed_log_probs",
     "beam_search",
     "brevity_penalty",
+    "check_source",
     "closest_reference_length",
     "corpus_bleu",
     "decode_one_token_at_a_time",
@@ -582,7 +584,7 @@ class Memory(NamedTuple):
 State = tuple[torch.Tensor, ...]  # decoder state: tensors with the batch first
 
 
-def _check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size: int) -> None:
+def check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size: int) -> None:
     if not isinstance(source, torch.Tensor) or source.dim() != 2 or source.dtype != torch.long:
         raise ValueError(
             "source must be a (B, S) tensor of int64 token ids, got "
@@ -632,7 +634,7 @@ class Encoder(nn.Module):
         self.output_size = hidden_size * (2 if bidirectional else 1)
 
     def forward(self, source: torch.Tensor, source_lengths: torch.Tensor) -> Memory:
-        _check_source(source, source_lengths, self.vocab_size)
+        check_source(source, source_lengths, self.vocab_size)
         embedded = self.embedding(source)  # (B, S, E)
         packed = pack_padded_sequence(
             embedded, source_lengths.cpu(), batch_first=True, enforce_sorted=False
@@ -775,7 +777,7 @@ class Decoded:
     attention: list[torch.Tensor] | None = None  # (T_i, S_i) per sentence, greedy only
 
 
-def _allowed_log_probs(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+def allowed_log_probs(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """Log-softmax over the tokens a decoder may output: never <pad> or <sos>."""
     logits = logits.float() / temperature
     logits[:, PAD] = -math.inf
@@ -830,7 +832,7 @@ def decode_one_token_at_a_time(
     steps, weights = [], []
     for _ in range(max_len):
         logits, state, step_weights = model.step(tokens, state, memory)
-        log_probs = _allowed_log_probs(logits, temperature)  # (B, V)
+        log_probs = allowed_log_probs(logits, temperature)  # (B, V)
         tokens = choose(log_probs)  # (B,)
         chosen = log_probs.gather(1, tokens.unsqueeze(1)).squeeze(1)  # (B,)
         total += chosen.masked_fill(finished, 0.0)
@@ -911,7 +913,7 @@ def beam_search(
     stay[PAD] = 0.0  # a finished beam's only continuation: <pad>, at no cost
     for _ in range(max_len):
         logits, state, _ = model.step(tokens, state, memory)
-        log_probs = _allowed_log_probs(logits).view(B, K, V)
+        log_probs = allowed_log_probs(logits).view(B, K, V)
         log_probs = torch.where(finished.unsqueeze(-1), stay, log_probs)
         candidates = scores.unsqueeze(-1) + log_probs  # (B, K, V)
         scores, best = candidates.view(B, K * V).topk(K, dim=-1)  # (B, K)
@@ -1469,7 +1471,7 @@ def token_accuracy(
     for start in range(0, len(examples), batch_size):
         batch = make_batch(list(examples[start : start + batch_size])).to(device)
         logits = model(batch.source, batch.source_lengths, batch.target_in)  # (B, T, V)
-        guesses = _allowed_log_probs(logits.flatten(0, 1)).argmax(-1).view_as(batch.target_out)
+        guesses = allowed_log_probs(logits.flatten(0, 1)).argmax(-1).view_as(batch.target_out)
         real = batch.target_out != PAD
         forced_hits += int(((guesses == batch.target_out) & real).sum())
         total += int(real.sum())

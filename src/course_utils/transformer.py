@@ -23,83 +23,48 @@ so that each new token costs one position, not the whole prefix.
 
 from __future__ import annotations
 
-import copy
 import math
-import statistics
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.attention import ModelRun, alignment_accuracy, new_bahdanau, score_model_run
-from course_utils.device import seed_everything
+from course_utils.checks import check_int, load_state_dict_strict
 from course_utils.seq2seq import (
-    EOS,
     PAD,
-    SOS,
     EncoderDecoder,
     Memory,
-    ParallelData,
     State,
-    TranslationConfig,
-    _allowed_log_probs,
-    _check_source,
-    make_batch,
-    sequence_loss,
-    train_in_parallel,
-    train_model,
+    check_source,
 )
-from course_utils.translation_data import Pair, Splits
 
 __all__ = [
     "ACTIVATIONS",
-    "PAPER_SIZES",
-    "PAPER_VOCAB_SIZE",
-    "TRANSFORMER_VARIANTS",
-    "WARMUP_STEPS",
-    "CacheTiming",
-    "CostRow",
     "DecoderLayer",
     "EncoderLayer",
     "LayerNorm",
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
-    "ScaleRow",
     "SinusoidalPositionalEncoding",
+    "Sublayers",
     "Transformer",
     "TransformerDecoder",
     "TransformerEncoder",
     "TransformerSeq2Seq",
     "TransformerSize",
     "attention",
-    "attention_maps",
-    "attention_vs_lstm_cost",
-    "cache_mode",
     "causal_mask",
-    "crossover",
-    "decode_steps",
-    "epoch_seconds",
-    "gradient_norms_at_init",
-    "head_alignment_accuracy",
-    "load_state_dict_strict",
     "load_torch_weights",
     "merge_heads",
-    "new_transformer",
     "position_shift_matrix",
-    "run_transformer_comparison",
+    "recorded_weights",
     "sinusoidal_table",
     "split_heads",
-    "time_kv_cache",
-    "torch_parameter_count",
     "torch_state_dict_to_ours",
     "transformer_parameter_count",
-    "transformer_size",
-    "why_scale",
 ]
 
 
@@ -110,8 +75,7 @@ __all__ = [
 
 def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
     """(T, T) bool, True above the diagonal: position t may not look at t + 1, t + 2, …"""
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise ValueError(f"size must be an int >= 1, got {size!r}")
+    check_int(size, "size")
     return torch.ones(size, size, dtype=torch.bool, device=device).triu(1)
 
 
@@ -137,6 +101,43 @@ def _check_rows_attend(bias: torch.Tensor) -> None:
         )
 
 
+def _check_query_key_value(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+    """:func:`attention`'s inputs: tensors with one d_k, one S, at least one key, batch dims
+    that broadcast."""
+    if not all(isinstance(t, torch.Tensor) and t.dim() >= 2 for t in (query, key, value)):
+        raise ValueError(
+            "query, key and value must be tensors shaped (…, T, d_k), (…, S, d_k), (…, S, d_v)"
+        )
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"query (…, T, d_k) and key (…, S, d_k) need one d_k, and value (…, S, d_v) key's S; "
+            f"got query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
+        )
+    if key.shape[-2] == 0:
+        raise ValueError(f"there must be at least one key to attend to, got key {tuple(key.shape)}")
+    try:
+        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the leading (batch, head) dimensions of query {tuple(query.shape)} and key "
+            f"{tuple(key.shape)} do not broadcast"
+        ) from None
+
+
+def _mask_bias_for(attn_mask: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """``attn_mask`` as an additive bias that broadcasts to ``scores``; every row attends."""
+    bias = _mask_as_bias(attn_mask, scores.dtype, "attn_mask")
+    try:
+        torch.broadcast_shapes(bias.shape, scores.shape)
+    except RuntimeError:
+        raise ValueError(
+            f"attn_mask {tuple(bias.shape)} does not broadcast to the scores (…, T, S) = "
+            f"{tuple(scores.shape)}"
+        ) from None
+    _check_rows_attend(bias)
+    return bias
+
+
 def attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -151,33 +152,10 @@ def attention(
     ``nn.MultiheadAttention``; ``F.scaled_dot_product_attention`` wants ``~mask``)
     or float, added to the scores.
     """
-    if not all(isinstance(t, torch.Tensor) and t.dim() >= 2 for t in (query, key, value)):
-        raise ValueError(
-            "query, key and value must be tensors shaped (…, T, d_k), (…, S, d_k), (…, S, d_v)"
-        )
-    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            f"query (…, T, d_k) and key (…, S, d_k) need one d_k, and value (…, S, d_v) key's S; "
-            f"got query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
-        )
-    try:
-        scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (…, T, S)
-    except RuntimeError:
-        raise ValueError(
-            f"the leading (batch, head) dimensions of query {tuple(query.shape)} and key "
-            f"{tuple(key.shape)} do not broadcast"
-        ) from None
+    _check_query_key_value(query, key, value)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (…, T, S)
     if attn_mask is not None:
-        bias = _mask_as_bias(attn_mask, scores.dtype, "attn_mask")
-        try:
-            torch.broadcast_shapes(bias.shape, scores.shape)
-        except RuntimeError:
-            raise ValueError(
-                f"attn_mask {tuple(bias.shape)} does not broadcast to the scores (…, T, S) = "
-                f"{tuple(scores.shape)}"
-            ) from None
-        _check_rows_attend(bias)
-        scores = scores + bias
+        scores = scores + _mask_bias_for(attn_mask, scores)  # −∞ where a position is ignored
     weights = torch.softmax(scores, dim=-1)  # (…, T, S); a masked position gets exactly 0
     if dropout is not None:
         weights = dropout(weights)
@@ -191,6 +169,10 @@ def attention(
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """(B, T, d_model) → (B, h, T, d_k): head i gets features i·d_k … (i+1)·d_k − 1."""
+    if not isinstance(x, torch.Tensor) or x.dim() != 3:
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"x must be a (B, T, d_model) tensor, got {got}")
+    check_int(num_heads, "num_heads")
     B, T, D = x.shape
     if D % num_heads:
         raise ValueError(f"d_model = {D} is not divisible by num_heads = {num_heads}")
@@ -223,9 +205,7 @@ class MultiHeadAttention(nn.Module):
         batch_first: bool = False,
     ) -> None:
         super().__init__()
-        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        check_int(embed_dim, "embed_dim"), check_int(num_heads, "num_heads")
         if embed_dim % num_heads:
             raise ValueError(
                 f"embed_dim (d_model) = {embed_dim} must be divisible by num_heads = {num_heads}: "
@@ -381,6 +361,8 @@ class LayerNorm(nn.Module):
 
 def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
     """(max_len, d_model): PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(…)."""
+    check_int(max_len, "max_len", 0)
+    check_int(d_model, "d_model", 2)
     if d_model % 2:
         raise ValueError(f"d_model must be even (sin and cos pairs), got {d_model}")
     position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (L, 1)
@@ -450,7 +432,7 @@ class LearnedPositionalEmbedding(nn.Module):
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": F.gelu}
 
 
-class _Sublayers(nn.Module):
+class Sublayers(nn.Module):
     """What both layers share: the feed-forward block and the residual rule."""
 
     norm_first: bool
@@ -490,9 +472,7 @@ class _Sublayers(nn.Module):
 
 
 def _check_d_model(d_model: int, nhead: int) -> None:
-    for name, value in (("d_model", d_model), ("nhead", nhead)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    check_int(d_model, "d_model"), check_int(nhead, "nhead")
     if d_model % nhead:
         raise ValueError(
             f"d_model = {d_model} must be divisible by nhead = {nhead}: "
@@ -500,7 +480,7 @@ def _check_d_model(d_model: int, nhead: int) -> None:
         )
 
 
-class EncoderLayer(_Sublayers):
+class EncoderLayer(Sublayers):
     """Self-attention → feed-forward, each inside a residual connection with LayerNorm.
 
     ``nn.TransformerEncoderLayer`` with ``batch_first=True`` (always here):
@@ -553,7 +533,7 @@ class EncoderLayer(_Sublayers):
         return self.residual(x, self.feed_forward, self.norm2, self.dropout2)
 
 
-class DecoderLayer(_Sublayers):
+class DecoderLayer(Sublayers):
     """Masked self-attention → cross-attention on the encoder's memory → feed-forward.
 
     ``nn.TransformerDecoderLayer`` with ``batch_first=True``: same arguments,
@@ -608,6 +588,7 @@ class DecoderLayer(_Sublayers):
         memory_key_padding_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """tgt (B, T, d_model), memory (B, S, d_model) → (B, T, d_model)."""
+        self.multihead_attn._check_inputs(tgt, memory, memory)  # one d_model, one batch size B
         B, T, S = tgt.shape[0], tgt.shape[1], memory.shape[1]
         self_bias = self.self_attn._bias(tgt_key_padding_mask, tgt_mask, B, T, T, tgt.dtype)
         cross_bias = self.multihead_attn._bias(
@@ -751,7 +732,8 @@ class TransformerDecoder(nn.Module):
         return self.norm(tgt)
 
 
-def _weights(weights: torch.Tensor | None) -> torch.Tensor:
+def recorded_weights(weights: torch.Tensor | None) -> torch.Tensor:
+    """The attention weights a layer recorded on its last run (an error before it ran)."""
     if weights is None:
         raise RuntimeError("no attention weights yet: run the layer first")
     return weights
@@ -826,33 +808,13 @@ def load_torch_weights(ours: nn.Module, theirs: nn.Module | dict[str, torch.Tens
 
     Raises ValueError naming every missing, unexpected or mis-shaped weight.
     """
-    state = theirs.state_dict() if isinstance(theirs, nn.Module) else theirs
+    if not isinstance(ours, nn.Module) or not isinstance(theirs, (nn.Module, Mapping)):
+        raise TypeError(
+            f"ours must be a module and theirs a torch.nn module or its state dict, got "
+            f"{type(ours).__name__} and {type(theirs).__name__}"
+        )
+    state = theirs.state_dict() if isinstance(theirs, nn.Module) else dict(theirs)
     load_state_dict_strict(ours, torch_state_dict_to_ours(state))
-
-
-def load_state_dict_strict(module: nn.Module, state: dict[str, torch.Tensor]) -> None:
-    """``module.load_state_dict`` with one clear error naming every mismatch."""
-    expected = module.state_dict()
-    missing = sorted(set(expected) - set(state))
-    unexpected = sorted(set(state) - set(expected))
-    shapes = [
-        f"{name}: expected {tuple(expected[name].shape)}, got {tuple(state[name].shape)}"
-        for name in sorted(set(expected) & set(state))
-        if expected[name].shape != state[name].shape
-    ]
-    if missing or unexpected or shapes:
-        parts = []
-        if missing:
-            shown = [f"{name} {tuple(expected[name].shape)}" for name in missing[:8]]
-            parts.append(f"missing {', '.join(shown)}{' …' if len(missing) > 8 else ''}")
-        if unexpected:
-            parts.append(
-                f"unexpected {', '.join(unexpected[:8])}{' …' if len(unexpected) > 8 else ''}"
-            )
-        if shapes:
-            parts.append("shape mismatch " + "; ".join(shapes[:8]))
-        raise ValueError(f"weights do not fit {type(module).__name__}: " + " | ".join(parts))
-    module.load_state_dict(state)
 
 
 # ---------------------------------------------------------------------------
@@ -898,17 +860,15 @@ class TransformerSeq2Seq(EncoderDecoder):
             nn.init.normal_(embedding.weight, std=size.d_model**-0.5)
             embedding.weight.data[PAD] = 0.0
 
-    def _embed(
-        self, embedding: nn.Embedding, tokens: torch.Tensor, offset: int = 0
-    ) -> torch.Tensor:
+    def embed(self, embedding: nn.Embedding, tokens: torch.Tensor, offset: int = 0) -> torch.Tensor:
         x = embedding(tokens) * math.sqrt(self.d_model)  # (B, T, d_model), paper §3.4
         return self.dropout(self.positions(x, offset))
 
     def encode(self, source: torch.Tensor, source_lengths: torch.Tensor) -> Memory:
-        _check_source(source, source_lengths, self.source_vocab_size)
+        check_source(source, source_lengths, self.source_vocab_size)
         padding = source == PAD  # (B, S)
         outputs = self.transformer.encoder(
-            self._embed(self.source_embedding, source), src_key_padding_mask=padding
+            self.embed(self.source_embedding, source), src_key_padding_mask=padding
         )  # (B, S, d_model)
         real = (~padding).unsqueeze(-1).to(outputs.dtype)  # (B, S, 1)
         context = (outputs * real).sum(1) / real.sum(1)  # (B, d_model): mean of the real positions
@@ -918,7 +878,7 @@ class TransformerSeq2Seq(EncoderDecoder):
         """Every target position at once under the causal mask: (B, T) → hidden (B, T, d_model)."""
         T = target_in.shape[1]
         return self.transformer.decoder(
-            self._embed(self.target_embedding, target_in),
+            self.embed(self.target_embedding, target_in),
             memory.outputs,
             tgt_mask=causal_mask(T, target_in.device),
             memory_key_padding_mask=memory.padding_mask,
@@ -952,11 +912,13 @@ class TransformerSeq2Seq(EncoderDecoder):
         if not self.use_cache:
             prefix = torch.cat([state[0], tokens.unsqueeze(1)], dim=1)  # (B, t + 1)
             hidden = self.decode(prefix, memory)[:, -1]  # (B, d_model)
-            weights = _weights(self.transformer.decoder_layers()[-1].cross_attention_weights)
+            weights = recorded_weights(
+                self.transformer.decoder_layers()[-1].cross_attention_weights
+            )
             weights = weights[:, :, -1]  # (B, h, S)
             return self.output(hidden), (prefix,), weights.mean(1)
         t = state[0].shape[2]  # positions decoded so far
-        x = self._embed(self.target_embedding, tokens.unsqueeze(1), offset=t)  # (B, 1, d_model)
+        x = self.embed(self.target_embedding, tokens.unsqueeze(1), offset=t)  # (B, 1, d_model)
         bias = _mask_as_bias(memory.padding_mask, x.dtype, "padding_mask")[:, None, None, :]
         new_state: list[torch.Tensor] = []
         for i, layer in enumerate(self.transformer.decoder_layers()):
@@ -964,96 +926,15 @@ class TransformerSeq2Seq(EncoderDecoder):
             x, cache = layer.step(x, (past[0], past[1], past[2], past[3]), bias)
             new_state += cache
         hidden = decoder.norm(x)[:, 0]  # (B, d_model)
-        weights = _weights(self.transformer.decoder_layers()[-1].cross_attention_weights)
+        weights = recorded_weights(self.transformer.decoder_layers()[-1].cross_attention_weights)
         weights = weights[:, :, 0]  # (B, h, S)
         return self.output(hidden), tuple(new_state), weights.mean(1)
 
 
 @torch.no_grad()
-def decode_steps(
-    model: TransformerSeq2Seq,
-    source: torch.Tensor,
-    source_lengths: torch.Tensor,
-    steps: int,
-) -> torch.Tensor:
-    """Exactly ``steps`` greedy tokens (never stopping at ``<eos>``): (B, steps) ids.
-
-    For measuring decoding cost at a fixed output length; the chapters'
-    translations use :func:`course_utils.seq2seq.greedy_decode`.
-    """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-    model.eval()
-    memory = model.encode(source, source_lengths)
-    state = model.init_state(memory)
-    tokens = torch.full((source.shape[0],), SOS, device=source.device)
-    out = []
-    for _ in range(steps):
-        logits, state, _ = model.step(tokens, state, memory)
-        tokens = _allowed_log_probs(logits).argmax(-1)  # (B,)
-        out.append(tokens)
-    return torch.stack(out, dim=1)  # (B, steps)
-
-
-@contextmanager
-def cache_mode(model: TransformerSeq2Seq, use_cache: bool) -> Iterator[None]:
-    """Temporarily decode with or without the key/value cache."""
-    before = model.use_cache
-    model.use_cache = use_cache
-    try:
-        yield
-    finally:
-        model.use_cache = before
-
-
 # ---------------------------------------------------------------------------
-# Experiments of 11장
+# Parameter counts
 # ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ScaleRow:
-    """Scores q·k of random unit-variance vectors, with and without the 1/√d_k scale."""
-
-    d_k: int
-    variance: float  # Var(q·k): grows like d_k
-    scaled_variance: float  # Var(q·k / √d_k): stays near 1
-    max_weight: float  # mean largest softmax weight over the keys, unscaled
-    scaled_max_weight: float
-    jacobian_norm: float  # mean ‖∂softmax/∂scores‖_F, unscaled: near 0 when saturated
-    scaled_jacobian_norm: float
-
-
-def _softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
-    """‖diag(p) − p pᵀ‖_F for each row p of (N, S) weights → (N,)."""
-    jacobian = torch.diag_embed(weights) - weights.unsqueeze(-1) * weights.unsqueeze(-2)
-    return jacobian.flatten(1).norm(dim=-1)
-
-
-def why_scale(
-    d_ks: Sequence[int] = (4, 16, 64, 256, 1024), keys: int = 16, samples: int = 2000, seed: int = 0
-) -> list[ScaleRow]:
-    """Why √d_k: q, k with independent N(0, 1) entries give Var(q·k) = d_k; softmax saturates."""
-    generator = torch.Generator().manual_seed(seed)
-    rows = []
-    for d_k in d_ks:
-        q = torch.randn(samples, 1, d_k, generator=generator, dtype=torch.float64)
-        k = torch.randn(samples, keys, d_k, generator=generator, dtype=torch.float64)
-        scores = (q @ k.transpose(1, 2)).squeeze(1)  # (N, keys)
-        scaled = scores / math.sqrt(d_k)
-        p, p_scaled = torch.softmax(scores, -1), torch.softmax(scaled, -1)
-        rows.append(
-            ScaleRow(
-                d_k,
-                float(scores.var()),
-                float(scaled.var()),
-                float(p.max(-1).values.mean()),
-                float(p_scaled.max(-1).values.mean()),
-                float(_softmax_jacobian_norm(p).mean()),
-                float(_softmax_jacobian_norm(p_scaled).mean()),
-            )
-        )
-    return rows
 
 
 def transformer_parameter_count(
@@ -1067,6 +948,9 @@ def transformer_parameter_count(
     (paper §3.4), or three tables; the output layer has no bias. The two final
     LayerNorms are ``nn.Transformer``'s.
     """
+    if not isinstance(size, TransformerSize):
+        raise TypeError(f"size must be a TransformerSize, got {type(size).__name__}")
+    check_int(vocab_size, "vocab_size")
     d, d_ff = size.d_model, size.dim_feedforward
     mha = 4 * d * d + 4 * d
     ffn = 2 * d * d_ff + d_ff + d
@@ -1079,380 +963,3 @@ def transformer_parameter_count(
     }
     counts["total"] = sum(counts.values())
     return counts
-
-
-def torch_parameter_count(
-    size: TransformerSize, vocab_size: int, shared_embeddings: bool = True
-) -> int:
-    """The same count from ``nn.Transformer`` and ``nn.Embedding`` built on the meta device."""
-    with torch.device("meta"):  # shapes only: no memory, no initialisation
-        core = nn.Transformer(
-            size.d_model,
-            size.nhead,
-            size.num_encoder_layers,
-            size.num_decoder_layers,
-            size.dim_feedforward,
-            batch_first=True,
-        )
-        tables = [
-            nn.Embedding(vocab_size, size.d_model) for _ in range(1 if shared_embeddings else 3)
-        ]
-    return sum(p.numel() for m in (core, *tables) for p in m.parameters())
-
-
-PAPER_SIZES = {
-    # Vaswani et al. (2017), Table 3; the 37,000-token vocabulary of §5.1 (English-German BPE)
-    "base": TransformerSize(512, 8, 6, 6, 2048, 0.1),
-    "big": TransformerSize(1024, 16, 6, 6, 4096, 0.3),
-}
-PAPER_VOCAB_SIZE = 37_000
-
-
-def transformer_size(config: TranslationConfig, norm_first: bool = True) -> TransformerSize:
-    """11장's Transformer for a translation config: d_model = H/2, 4 heads, 2 + 2 layers.
-
-    d_ff = 4·d_model as in the paper; about as many parameters as 10장's
-    attention models at the same config.
-    """
-    d_model = config.hidden_size // 2
-    return TransformerSize(d_model, 4, 2, 2, 4 * d_model, 0.1, norm_first=norm_first)
-
-
-def new_transformer(
-    data: ParallelData,
-    config: TranslationConfig,
-    norm_first: bool = True,
-    learned_positions: bool = False,
-) -> TransformerSeq2Seq:
-    """11장's model at the config's size, seeded by the config."""
-    seed_everything(config.training.seed)
-    return TransformerSeq2Seq(
-        len(data.source_vocab),
-        len(data.target_vocab),
-        transformer_size(config, norm_first),
-        learned_positions=learned_positions,
-    )
-
-
-def _post_norm(data: ParallelData, config: TranslationConfig) -> TransformerSeq2Seq:
-    return new_transformer(data, config, norm_first=False)
-
-
-def _learned_positions(data: ParallelData, config: TranslationConfig) -> TransformerSeq2Seq:
-    return new_transformer(data, config, learned_positions=True)
-
-
-WARMUP_STEPS = 100  # the post-norm variant's linear warm-up (the paper: 4,000 of 100,000 steps)
-
-TRANSFORMER_VARIANTS: dict[
-    str, tuple[Callable[[ParallelData, TranslationConfig], EncoderDecoder], int]
-] = {
-    # name: (model maker, warm-up steps)
-    "pre_norm": (new_transformer, 0),
-    "post_norm": (_post_norm, 0),
-    "post_norm_warmup": (_post_norm, WARMUP_STEPS),
-    "learned_positions": (_learned_positions, 0),
-}
-
-
-def _with_warmup(config: TranslationConfig, warmup_steps: int) -> TranslationConfig:
-    return replace(config, training=replace(config.training, warmup_steps=warmup_steps))
-
-
-def run_transformer_comparison(
-    data: ParallelData,
-    splits: Splits,
-    config: TranslationConfig,
-    names: Sequence[str] = tuple(TRANSFORMER_VARIANTS),
-    show_progress: bool = True,
-) -> dict[str, ModelRun]:
-    """Train the Transformer variants and 10장's Bahdanau model on 9장's data and budget.
-
-    ``pre_norm`` (sinusoidal positions) is the chapter's model; ``post_norm``
-    is the paper's arrangement, alone and with :data:`WARMUP_STEPS` of warm-up;
-    ``learned_positions`` swaps the sinusoids for a trained table. Each is
-    scored on the stratified test set by length (greedy decoding), with the
-    last decoder layer's cross-attention (mean over heads) as its alignment.
-    """
-    unknown = [n for n in names if n not in TRANSFORMER_VARIANTS]
-    if unknown:
-        raise ValueError(
-            f"unknown variant {unknown[0]!r}: expected some of {', '.join(TRANSFORMER_VARIANTS)}"
-        )
-    jobs = [
-        (TRANSFORMER_VARIANTS[n][0], data, _with_warmup(config, TRANSFORMER_VARIANTS[n][1]))
-        for n in names
-    ]
-    train_in_parallel([*jobs, (new_bahdanau, data, config)])  # a no-op on one core or a GPU
-    runs = {}
-    for name, (make, _, job_config) in zip(names, jobs, strict=True):
-        model = make(data, job_config)
-        history = train_model(model, data, job_config.training, show_progress)
-        runs[name] = score_model_run(name, model, history, data, splits, True)
-    model = new_bahdanau(data, config)
-    history = train_model(model, data, config.training, show_progress)
-    runs["bahdanau"] = score_model_run("bahdanau", model, history, data, splits, True)
-    return runs
-
-
-def gradient_norms_at_init(
-    data: ParallelData,
-    config: TranslationConfig,
-    norm_first: bool,
-    num_layers: int = 6,
-    batches: int = 4,
-) -> dict[str, list[float]]:
-    """Gradient norm of each layer's parameters at initialisation (Xiong et al., 2020, Fig. 3).
-
-    A Transformer of the chapter's width with ``num_layers`` encoder and
-    decoder layers (6 as in the paper); mean over ``batches`` training batches
-    of the loss's gradient norm per layer, before any update.
-    """
-    size = replace(
-        transformer_size(config, norm_first),
-        num_encoder_layers=num_layers,
-        num_decoder_layers=num_layers,
-    )
-    seed_everything(config.training.seed)
-    model = TransformerSeq2Seq(len(data.source_vocab), len(data.target_vocab), size)
-    model.train()
-    examples = data.examples("train")
-    norms: dict[str, list[list[float]]] = {"encoder": [], "decoder": []}
-    for i in range(batches):
-        batch = make_batch(
-            examples[i * config.training.batch_size : (i + 1) * config.training.batch_size]
-        )
-        model.zero_grad()
-        logits = model(batch.source, batch.source_lengths, batch.target_in)
-        sequence_loss(logits, batch.target_out).backward()
-        for stack in ("encoder", "decoder"):
-            layers = getattr(model.transformer, stack).layers
-            norms[stack].append(
-                [
-                    float(torch.sqrt(sum((p.grad**2).sum() for p in layer.parameters())))
-                    for layer in layers
-                ]
-            )
-    return {
-        stack: [statistics.mean(col) for col in zip(*rows, strict=True)]
-        for stack, rows in norms.items()
-    }
-
-
-@dataclass(frozen=True)
-class CacheTiming:
-    """Greedy decoding of a fixed number of tokens with and without the key/value cache."""
-
-    steps: int
-    seconds_without: float  # median over repeats
-    seconds_with: float
-    identical: bool  # the same tokens both ways
-
-    @property
-    def speedup(self) -> float:
-        return self.seconds_without / self.seconds_with
-
-
-def time_kv_cache(
-    model: TransformerSeq2Seq,
-    source: torch.Tensor,
-    source_lengths: torch.Tensor,
-    steps: int = 128,
-    repeats: int = 3,
-) -> CacheTiming:
-    """Decode ``steps`` tokens both ways, interleaved and repeated; medians."""
-    times: dict[bool, list[float]] = {True: [], False: []}
-    outputs: dict[bool, torch.Tensor] = {}
-    for _ in range(repeats):
-        for use_cache in (False, True):
-            with cache_mode(model, use_cache):
-                start = time.perf_counter()
-                outputs[use_cache] = decode_steps(model, source, source_lengths, steps)
-                times[use_cache].append(time.perf_counter() - start)
-    return CacheTiming(
-        steps,
-        statistics.median(times[False]),
-        statistics.median(times[True]),
-        bool(torch.equal(outputs[False], outputs[True])),
-    )
-
-
-@dataclass(frozen=True)
-class CostRow:
-    """Forward + backward cost of one layer over a sequence of n positions."""
-
-    n: int
-    attention_seconds: float  # a self-attention layer (MultiHeadAttention)
-    lstm_seconds: float  # an nn.LSTM layer of the same width
-    attention_bytes: int  # tensors kept for the backward pass
-    lstm_bytes: int
-
-
-def _saved_bytes(fn: Callable[[], torch.Tensor]) -> int:
-    """Bytes of the tensors autograd keeps for the backward pass of ``fn()`` (each storage once)."""
-    storages: dict[int, int] = {}
-
-    def pack(tensor: torch.Tensor) -> torch.Tensor:
-        storage = tensor.untyped_storage()
-        storages[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        fn()
-    return sum(storages.values())
-
-
-def attention_vs_lstm_cost(
-    lengths: Sequence[int] = (32, 128, 512, 2048),
-    d_model: int = 128,
-    nhead: int = 4,
-    repeats: int = 5,
-    seed: int = 0,
-) -> list[CostRow]:
-    """Forward + backward time (median) and saved memory: self-attention vs an LSTM, one sequence.
-
-    Self-attention does n²·d work for the scores but all positions at once; the
-    LSTM does n·d² work one position after another. Short sequences are timed
-    over several calls per repeat, so that each timing lasts long enough to trust.
-    """
-    seed_everything(seed)
-    attention_layer = MultiHeadAttention(d_model, nhead, batch_first=True)
-    lstm = nn.LSTM(d_model, d_model, batch_first=True)
-    rows = []
-    for n in lengths:
-        x = torch.randn(1, n, d_model, requires_grad=True)
-        calls = max(1, 512 // n)
-
-        def run_attention(x: torch.Tensor = x) -> torch.Tensor:
-            return attention_layer(x, x, x, need_weights=False)[0]
-
-        def run_lstm(x: torch.Tensor = x) -> torch.Tensor:
-            return lstm(x)[0]
-
-        seconds: dict[str, list[float]] = {"attention": [], "lstm": []}
-        for _ in range(repeats):
-            for name, fn in (("attention", run_attention), ("lstm", run_lstm)):
-                start = time.perf_counter()
-                for _ in range(calls):
-                    fn().sum().backward()
-                seconds[name].append((time.perf_counter() - start) / calls)
-        rows.append(
-            CostRow(
-                n,
-                statistics.median(seconds["attention"]),
-                statistics.median(seconds["lstm"]),
-                _saved_bytes(run_attention),
-                _saved_bytes(run_lstm),
-            )
-        )
-    return rows
-
-
-def crossover(
-    rows: Sequence[CostRow], cost: Callable[[CostRow], tuple[float, float]]
-) -> int | None:
-    """The shortest n from which attention costs more than the LSTM at every longer n, or None.
-
-    ``cost(row)`` gives (attention, lstm), e.g. their seconds or their bytes.
-    """
-    found = None
-    for row in reversed(rows):
-        attention_cost, lstm_cost = cost(row)
-        if attention_cost <= lstm_cost:
-            break
-        found = row.n
-    return found
-
-
-def head_alignment_accuracy(
-    model: TransformerSeq2Seq, data: ParallelData, pairs: Sequence[Pair]
-) -> list[list[float]]:
-    """10장's alignment accuracy of every cross-attention head: [layer][head].
-
-    Each head's (T, S) weights, read with teacher forcing, scored against the
-    pairs' gold alignments like :func:`course_utils.attention.alignment_accuracy`.
-    """
-    per_head: dict[tuple[int, int], list[torch.Tensor]] = {}
-    for pair in pairs:
-        maps = attention_maps(
-            model,
-            data.source_vocab.encode(list(pair.source)),
-            [*data.target_vocab.encode(list(pair.target)), EOS],
-        )["cross"]
-        for layer, weights in enumerate(maps):
-            for head in range(weights.shape[0]):
-                per_head.setdefault((layer, head), []).append(weights[head])
-    gold = [pair.alignment for pair in pairs]
-    layers = len(model.transformer.decoder.layers)
-    heads = model.transformer.decoder_layers()[0].multihead_attn.num_heads
-    return [
-        [alignment_accuracy(per_head[(layer, head)], gold) for head in range(heads)]
-        for layer in range(layers)
-    ]
-
-
-def attention_maps(
-    model: TransformerSeq2Seq, source: Sequence[int], target: Sequence[int]
-) -> dict[str, list[torch.Tensor]]:
-    """Per-head weights of one sentence pair read with teacher forcing, layer by layer.
-
-    ``source`` ids, ``target`` ids ending with ``<eos>``. Returns
-    ``"encoder"`` (h, S, S), ``"decoder_self"`` (h, T, T) and ``"cross"``
-    (h, T, S) for each layer; row j of a decoder map belongs to the step that
-    predicts target token j.
-    """
-    model.eval()
-    batch = make_batch([(list(source), list(target))])
-    device = next(model.parameters()).device
-    with torch.no_grad():
-        memory = model.encode(batch.source.to(device), batch.source_lengths)
-        model.decode(batch.target_in.to(device), memory)
-    transformer = model.transformer
-    return {
-        "encoder": [
-            _weights(layer.attention_weights)[0].cpu() for layer in transformer.encoder_layers()
-        ],
-        "decoder_self": [
-            _weights(layer.self_attention_weights)[0].cpu()
-            for layer in transformer.decoder_layers()
-        ],
-        "cross": [
-            _weights(layer.cross_attention_weights)[0].cpu()
-            for layer in transformer.decoder_layers()
-        ],
-    }
-
-
-def epoch_seconds(
-    models: dict[str, EncoderDecoder],
-    data: ParallelData,
-    config: TranslationConfig,
-    steps: int = 5,
-    repeats: int = 3,
-) -> dict[str, float]:
-    """Seconds per training epoch of each model, from timed training steps, interleaved.
-
-    Each model (a copy, so the trained weights stay as they are) takes the same
-    ``steps`` batches with Adam, model after model, ``repeats`` times; the median
-    step time × the number of batches in an epoch.
-    """
-    examples = data.examples("train")
-    size = config.training.batch_size
-    batches = [make_batch(examples[i * size : (i + 1) * size]) for i in range(steps)]
-    copies = {name: copy.deepcopy(model).train() for name, model in models.items()}
-    optimizers = {
-        name: torch.optim.Adam(model.parameters(), lr=config.training.learning_rate)
-        for name, model in copies.items()
-    }
-    times: dict[str, list[float]] = {name: [] for name in copies}
-    for _ in range(repeats):
-        for name, model in copies.items():
-            for batch in batches:
-                start = time.perf_counter()
-                optimizers[name].zero_grad()
-                logits = model(batch.source, batch.source_lengths, batch.target_in)
-                sequence_loss(logits, batch.target_out).backward()
-                optimizers[name].step()
-                times[name].append(time.perf_counter() - start)
-    per_epoch = math.ceil(len(examples) / size)
-    return {name: statistics.median(t) * per_epoch for name, t in times.items()}
