@@ -46,7 +46,10 @@ from pathlib import Path
 
 import torch
 
-from course_utils.attention import new_bahdanau, new_luong
+from course_utils.experiments.ch10_attention import (
+    new_bahdanau,
+    new_luong,
+)
 from course_utils.seq2seq import (
     PAD,
     Batch,

@@ -24,7 +24,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_utils.attention import (
-    COMPARED_MODELS,
     LUONG_SCORES,
     AdditiveAttention,
     BahdanauSeq2Seq,
@@ -34,6 +33,9 @@ from course_utils.attention import (
     dot_product_attention,
     forced_attention,
     masked_softmax,
+)
+from course_utils.experiments.ch10_attention import (
+    COMPARED_MODELS,
     run_attention_comparison,
 )
 from course_utils.seq2seq import (

@@ -24,10 +24,12 @@ from course_utils.attention import (
     dot_product_attention,
     forced_attention,
     masked_softmax,
+)
+from course_utils.device import run_size
+from course_utils.experiments.ch10_attention import (
     new_bahdanau,
     run_attention_comparison,
 )
-from course_utils.device import run_size
 from course_utils.gettext_corpus import GettextCatalogueNotFoundError
 from course_utils.seq2seq import (
     EOS,

@@ -12,11 +12,11 @@ import torch
 
 from course_utils.datasets import split_lines
 from course_utils.device import run_size
-from course_utils.self_attentive import (
-    attention_penalty,
+from course_utils.experiments.ch10_attention import (
     constitution_chapter_lines,
     run_penalty_experiment,
 )
+from course_utils.self_attentive import attention_penalty
 from course_utils.vocab import oov_rate
 
 pytestmark = pytest.mark.slow

@@ -18,18 +18,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import jensenshannon
 
-from course_utils.self_attentive import (
+from course_utils.experiments.ch10_attention import (
     CONSTITUTION_MIN_LINES,
-    SelfAttentiveClassifier,
     SelfAttentiveConfig,
-    StructuredSelfAttention,
-    attention_penalty,
     constitution_chapter_lines,
     encode_lines,
-    hop_distinctness,
     plot_hops,
     run_penalty_experiment,
     self_attentive_config,
+)
+from course_utils.self_attentive import (
+    SelfAttentiveClassifier,
+    StructuredSelfAttention,
+    attention_penalty,
+    hop_distinctness,
 )
 from course_utils.vocab import Vocab
 
@@ -216,6 +218,20 @@ def test_classifier_reads_a_sentence_alone_as_it_reads_it_in_a_batch():
     logits, _ = model(tokens, tokens == 0)
     alone, _ = model(tokens[1:, :2], torch.zeros(1, 2, dtype=torch.bool))
     torch.testing.assert_close(alone[0], logits[1], rtol=1e-5, atol=1e-6)
+
+
+def test_classifier_refuses_padding_that_is_not_on_the_right():
+    # Packing reads each row's first `length` positions: left padding would feed the pads to
+    # the LSTM and drop tokens (a silently different answer), so it is refused.
+    model = SelfAttentiveClassifier(vocab_size=20, num_classes=3, hops=2).eval()
+    tokens = torch.tensor([[0, 0, 9, 4], [5, 6, 7, 8]])
+    with pytest.raises(ValueError, match="must pad on the right"):
+        model(tokens, tokens == 0)
+    inside = torch.tensor([[9, 0, 4, 0]])
+    with pytest.raises(ValueError, match="must pad on the right"):
+        model(inside, inside == 0)
+    with pytest.raises(ValueError, match="key_padding_mask must be bool"):
+        model(tokens, (tokens == 0).long())
 
 
 # --- the data ---------------------------------------------------------------------------------

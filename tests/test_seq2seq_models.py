@@ -10,7 +10,10 @@ import sacrebleu
 import torch
 import torch.nn.functional as F
 
-from course_utils.attention import BahdanauSeq2Seq, LuongSeq2Seq
+from course_utils.attention import (
+    BahdanauSeq2Seq,
+    LuongSeq2Seq,
+)
 from course_utils.seq2seq import (
     EOS,
     PAD,
@@ -431,3 +434,31 @@ def test_train_model_still_trains_where_the_cache_cannot_be_written(tmp_path, mo
             Seq2Seq(len(vocab), len(vocab), 4, 6), data, TrainConfig(epochs=1, batch_size=2), False
         )
     assert len(history.train_loss) == 1
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_source_lengths_that_disagree_with_the_pads_are_refused(name):
+    from course_utils.seq2seq import PAD
+
+    model = _model(name)
+    source = torch.tensor([[5, 6, 7], [5, 6, PAD]])
+    model.encode(source, torch.tensor([3, 2]))  # lengths and pads agree
+    for lengths, bad in [
+        ([2, 2], source),  # a real token after the length: attended to, never encoded
+        ([3, 3], source),  # a <pad> counted as a token
+        ([3, 3], torch.tensor([[5, PAD, 7], [5, 6, 7]])),  # a <pad> inside a source
+    ]:
+        with pytest.raises(ValueError, match="source_lengths must agree with the <pad> positions"):
+            model.encode(bad, torch.tensor(lengths))
+
+
+def test_the_transformer_refuses_lengths_that_disagree_with_the_pads():
+    from course_utils.seq2seq import PAD
+    from course_utils.transformer import TransformerSeq2Seq, TransformerSize
+
+    torch.manual_seed(0)
+    model = TransformerSeq2Seq(11, 11, TransformerSize(8, 2, 1, 1, 16, 0.0)).eval()
+    source = torch.tensor([[5, 6, 7], [5, 6, PAD]])
+    model.encode(source, torch.tensor([3, 2]))
+    with pytest.raises(ValueError, match="source_lengths must agree"):
+        model.encode(source, torch.tensor([3, 3]))

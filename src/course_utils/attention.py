@@ -12,56 +12,36 @@ the positions to ignore, and a masked position gets −∞ *added* to its score
 before the softmax, so its weight is exactly zero and the rest still sum to 1.
 
 The models speak 9장's protocol (:class:`course_utils.seq2seq.EncoderDecoder`),
-so 9장's training loop and decoders (greedy, beam search) work unchanged.
+so 9장's training loop and decoders (greedy, beam search) work unchanged. The
+chapter's experiments are in :mod:`course_utils.experiments.ch10_attention`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-from course_utils.device import seed_everything
 from course_utils.seq2seq import (
-    EOS,
     Encoder,
     EncoderDecoder,
-    LengthRow,
     Memory,
-    ParallelData,
     State,
-    TranslationConfig,
-    TranslationScores,
     make_batch,
-    new_seq2seq,
-    score_translations,
-    scores_by_length,
-    train_in_parallel,
-    train_model,
-    translate,
 )
-from course_utils.train import History
-from course_utils.translation_data import Splits
 
 __all__ = [
-    "COMPARED_MODELS",
     "LUONG_SCORES",
     "AdditiveAttention",
     "BahdanauSeq2Seq",
     "LuongAttention",
     "LuongSeq2Seq",
-    "ModelRun",
     "alignment_accuracy",
     "dot_product_attention",
     "forced_attention",
     "masked_softmax",
-    "new_bahdanau",
-    "new_luong",
-    "run_attention_comparison",
-    "score_model_run",
 ]
 
 LUONG_SCORES = ("dot", "general", "concat")
@@ -249,7 +229,7 @@ class BahdanauSeq2Seq(EncoderDecoder):
         backward_first = memory.context[:, memory.context.shape[1] // 2 :]  # ←h_1: (B, H/2)
         return (torch.tanh(self.init(backward_first)),)  # s_0: (B, H)
 
-    def _recur(
+    def recur(
         self,
         y_prev: torch.Tensor,
         s_prev: torch.Tensor,
@@ -267,7 +247,7 @@ class BahdanauSeq2Seq(EncoderDecoder):
         self, tokens: torch.Tensor, state: State, memory: Memory
     ) -> tuple[torch.Tensor, State, torch.Tensor]:
         y_prev = self.embedding(tokens)  # (B, E)
-        s, context, weights = self._recur(y_prev, state[0], memory)
+        s, context, weights = self.recur(y_prev, state[0], memory)
         logits = self.output(torch.cat([s, context, y_prev], dim=-1))  # (B, V)
         return logits, (s,), weights
 
@@ -279,7 +259,7 @@ class BahdanauSeq2Seq(EncoderDecoder):
         s = self.init_state(memory)[0]  # (B, H)
         states, contexts = [], []
         for t in range(target_in.shape[1]):
-            s, context, _ = self._recur(y[:, t], s, memory, projected_keys)
+            s, context, _ = self.recur(y[:, t], s, memory, projected_keys)
             states.append(s)
             contexts.append(context)
         features = torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y], dim=-1)
@@ -321,7 +301,7 @@ class LuongSeq2Seq(EncoderDecoder):
         h0 = memory.context  # [→h_S; ←h_1]: (B, H)
         return (h0, torch.zeros_like(h0))  # (h_0, h̃_0 = 0)
 
-    def _attend(self, h: torch.Tensor, memory: Memory) -> tuple[torch.Tensor, torch.Tensor]:
+    def attend(self, h: torch.Tensor, memory: Memory) -> tuple[torch.Tensor, torch.Tensor]:
         """h_t (B, T, H) → attentional states h̃_t (B, T, H) and weights a_t (B, T, S)."""
         context, weights = self.attention(
             h, memory.outputs, memory.padding_mask
@@ -337,7 +317,7 @@ class LuongSeq2Seq(EncoderDecoder):
         if self.input_feeding:
             x = torch.cat([x, attentional_prev], dim=-1)  # (B, E + H)
         h = self.rnn(x.unsqueeze(1), h_prev.unsqueeze(0))[1][0]  # h_t: (B, H)
-        attentional, weights = self._attend(h.unsqueeze(1), memory)  # (B, 1, H), (B, 1, S)
+        attentional, weights = self.attend(h.unsqueeze(1), memory)  # (B, 1, H), (B, 1, S)
         return self.output(attentional[:, 0]), (h, attentional[:, 0]), weights[:, 0]
 
     def teacher_forced(self, target_in: torch.Tensor, memory: Memory) -> torch.Tensor:
@@ -348,12 +328,12 @@ class LuongSeq2Seq(EncoderDecoder):
             for t in range(target_in.shape[1]):
                 step_input = torch.cat([x[:, t], attentional], dim=-1).unsqueeze(1)  # (B, 1, E + H)
                 h = self.rnn(step_input, h.unsqueeze(0))[1][0]  # (B, H)
-                attentional = self._attend(h.unsqueeze(1), memory)[0][:, 0]  # (B, H)
+                attentional = self.attend(h.unsqueeze(1), memory)[0][:, 0]  # (B, H)
                 outputs.append(attentional)
             return self.output(torch.stack(outputs, dim=1))  # (B, T, V)
         # Without input feeding the states h_t do not depend on attention: all at once.
         states, _ = self.rnn(x, h.unsqueeze(0))  # (B, T, H)
-        attentional, _ = self._attend(states, memory)  # (B, T, H)
+        attentional, _ = self.attend(states, memory)  # (B, T, H)
         return self.output(attentional)  # (B, T, V)
 
 
@@ -409,120 +389,3 @@ def alignment_accuracy(
     if total == 0:
         raise ValueError("no target word has a gold alignment")
     return hits / total
-
-
-def new_bahdanau(data: ParallelData, config: TranslationConfig) -> BahdanauSeq2Seq:
-    """Bahdanau's model at 9장's sizes (encoder H/2 per direction), seeded by the config."""
-    seed_everything(config.training.seed)
-    return BahdanauSeq2Seq(
-        len(data.source_vocab),
-        len(data.target_vocab),
-        config.embedding_size,
-        config.hidden_size,
-        attention_size=config.hidden_size // 2,
-    )
-
-
-def new_luong(
-    data: ParallelData, config: TranslationConfig, score: str = "dot", input_feeding: bool = False
-) -> LuongSeq2Seq:
-    """Luong's model at 9장's sizes, seeded by the config."""
-    seed_everything(config.training.seed)
-    return LuongSeq2Seq(
-        len(data.source_vocab),
-        len(data.target_vocab),
-        config.embedding_size,
-        config.hidden_size,
-        score=score,
-        input_feeding=input_feeding,
-    )
-
-
-@dataclass
-class ModelRun:
-    """One model of the comparison: trained on the generated corpus and scored on its test set."""
-
-    name: str
-    model: EncoderDecoder
-    parameters: int
-    seconds: float  # training time
-    train_loss: list[float]  # per epoch
-    in_range: TranslationScores  # test sentences with no more clauses than in training
-    beyond: TranslationScores | None  # sentences with more clauses than in training (None: none)
-    by_length: list[LengthRow]
-    alignment: float | None  # alignment_accuracy on the in-range test sentences
-
-
-COMPARED_MODELS = ("seq2seq", "bahdanau", "luong")
-
-
-def score_model_run(
-    name: str,
-    model: EncoderDecoder,
-    history: History,
-    data: ParallelData,
-    splits: Splits,
-    with_alignment: bool,
-) -> ModelRun:
-    """Score a trained model on the stratified test set (greedy decoding), as 10장 and 11장 do."""
-    test = list(splits.test)
-    inside = [i for i, p in enumerate(test) if splits.in_training_range(p)]
-    outside = [i for i, p in enumerate(test) if not splits.in_training_range(p)]
-    hypotheses = translate(
-        model, [list(p.source) for p in test], data.source_vocab, data.target_vocab
-    )
-
-    def scores(rows: list[int]) -> TranslationScores:
-        return score_translations(
-            [hypotheses[i] for i in rows], [list(test[i].target) for i in rows]
-        )
-
-    alignment = None
-    if with_alignment:
-        chosen = [test[i] for i in inside]
-        weights = forced_attention(
-            model,
-            [data.source_vocab.encode(list(p.source)) for p in chosen],
-            [[*data.target_vocab.encode(list(p.target)), EOS] for p in chosen],
-        )
-        alignment = alignment_accuracy(weights, [p.alignment for p in chosen])
-    return ModelRun(
-        name,
-        model,
-        sum(p.numel() for p in model.parameters()),
-        sum(history.seconds),
-        history.train_loss,
-        scores(inside),
-        scores(outside) if outside else None,
-        scores_by_length(hypotheses, test, splits.max_train_clauses),
-        alignment,
-    )
-
-
-def run_attention_comparison(
-    data: ParallelData,
-    splits: Splits,
-    config: TranslationConfig,
-    names: Sequence[str] = COMPARED_MODELS,
-    show_progress: bool = True,
-) -> dict[str, ModelRun]:
-    """Train 9장's seq2seq, Bahdanau's and Luong's (dot score) models on the same data and budget.
-
-    Each is scored on the whole stratified test set by length (greedy decoding),
-    and the attention models' alignments on the in-range test sentences.
-    """
-    makers: dict[str, Callable[[ParallelData, TranslationConfig], EncoderDecoder]] = {
-        "seq2seq": new_seq2seq,
-        "bahdanau": new_bahdanau,
-        "luong": new_luong,
-    }
-    unknown = [n for n in names if n not in makers]
-    if unknown:
-        raise ValueError(f"unknown model {unknown[0]!r}: expected some of {', '.join(makers)}")
-    train_in_parallel([(makers[n], data, config) for n in names])  # a no-op on one core or a GPU
-    runs = {}
-    for name in names:
-        model = makers[name](data, config)
-        history = train_model(model, data, config.training, show_progress)
-        runs[name] = score_model_run(name, model, history, data, splits, name != "seq2seq")
-    return runs

@@ -11,56 +11,27 @@ Padded positions are masked the way ``torch.nn.MultiheadAttention`` does it: a
 ``key_padding_mask`` (B, T) whose True entries are padding, turned into −∞
 added to the scores before the softmax, so that they get exactly zero weight.
 
-The chapter's task comes from the bundled constitution: which chapter (국민의
-권리와 의무, 국회, 정부, 법원) a clause comes from, read syllable by syllable.
-:func:`run_penalty_experiment` trains the same classifier with and without the
-penalty (same seed, same data, same budget); the chapter and
-``tests/test_claims_ch10_self_attentive.py`` both call it.
+The chapter's experiment (which chapter of the constitution a clause comes
+from, with and without the penalty) is in :mod:`course_utils.experiments.ch10_attention`.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import re
-import time
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from course_utils.datasets import load_kolaw, split_lines
-from course_utils.device import get_device, run_size, seed_everything
-from course_utils.progress import progress
-from course_utils.vocab import Vocab
+from course_utils.checks import check_int
 
 __all__ = [
-    "CONSTITUTION_MIN_LINES",
-    "PenaltyExperiment",
-    "PenaltyRun",
     "SelfAttentiveClassifier",
-    "SelfAttentiveConfig",
     "StructuredSelfAttention",
     "attention_penalty",
-    "constitution_chapter_lines",
-    "encode_lines",
     "hop_distinctness",
-    "plot_hops",
-    "run_penalty_experiment",
-    "self_attentive_config",
 ]
-
-#: A chapter of the constitution becomes a class when it has at least this many
-#: clause lines, so that every class keeps at least five of them for evaluation.
-CONSTITUTION_MIN_LINES = 25
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class StructuredSelfAttention(nn.Module):
@@ -68,13 +39,8 @@ class StructuredSelfAttention(nn.Module):
 
     def __init__(self, input_size: int, attention_size: int, hops: int) -> None:
         super().__init__()
-        for name, value in [
-            ("input_size", input_size),
-            ("attention_size", attention_size),
-            ("hops", hops),
-        ]:
-            if not _is_int(value) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        check_int(input_size, "input_size"), check_int(attention_size, "attention_size")
+        check_int(hops, "hops")
         self.input_size, self.attention_size, self.hops = input_size, attention_size, hops
         self.w_s1 = nn.Parameter(torch.empty(attention_size, input_size))  # W_s1: (d_a, 2u)
         self.w_s2 = nn.Parameter(torch.empty(hops, attention_size))  # W_s2: (r, d_a)
@@ -157,6 +123,28 @@ def hop_distinctness(attention: torch.Tensor) -> torch.Tensor:
     return ((kl(p) + kl(q)) / 2).mean()
 
 
+def _right_padded_lengths(key_padding_mask: torch.Tensor) -> torch.Tensor:
+    """The sentence lengths (B,) of a right-padded batch: tokens first, then only padding.
+
+    Packing reads each sentence's first ``length`` positions, so padding on
+    the left (or inside a sentence) would feed pads to the LSTM and leave
+    tokens out: refused, with a message, rather than answered wrongly.
+    """
+    if key_padding_mask.dtype != torch.bool:
+        raise ValueError(
+            f"key_padding_mask must be bool (True at pads), got {key_padding_mask.dtype}"
+        )
+    lengths = (~key_padding_mask).sum(dim=1)  # (B,)
+    if bool((lengths == 0).any()):
+        raise ValueError("every sentence needs at least one token that is not padding")
+    positions = torch.arange(key_padding_mask.shape[1], device=key_padding_mask.device)
+    if not torch.equal(key_padding_mask, positions >= lengths[:, None]):
+        raise ValueError(
+            "key_padding_mask must pad on the right: each row's tokens first, then only padding"
+        )
+    return lengths
+
+
 class SelfAttentiveClassifier(nn.Module):
     """Embedding → BiLSTM → ``r`` attention hops → flattened ``M`` → MLP → class logits."""
 
@@ -188,9 +176,7 @@ class SelfAttentiveClassifier(nn.Module):
                 "expected tokens (batch, seq_len) and a key_padding_mask of the same shape, "
                 f"got {tuple(tokens.shape)} and {tuple(key_padding_mask.shape)}"
             )
-        lengths = (~key_padding_mask).sum(dim=1)  # (B,)
-        if bool((lengths == 0).any()):
-            raise ValueError("every sentence needs at least one token that is not padding")
+        lengths = _right_padded_lengths(key_padding_mask)  # (B,)
         x = self.embedding(tokens)  # (B, T, E)
         # Packing makes the backward direction start at each sentence's last token, not at a pad.
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
@@ -199,317 +185,3 @@ class SelfAttentiveClassifier(nn.Module):
         )  # (B, T, 2u), zeros at pads
         m, attention = self.attention(h, key_padding_mask)  # (B, r, 2u), (B, r, T)
         return self.classifier(m.flatten(1)), attention  # (B, C), (B, r, T)
-
-
-def constitution_chapter_lines(min_lines: int = CONSTITUTION_MIN_LINES) -> list[tuple[str, str]]:
-    """``(clause, chapter title)`` for every clause of the constitution's larger chapters.
-
-    One line of the text is one clause (①, ②, …) or one numbered item of an
-    article. The article and clause numbers are removed: they would give the
-    chapter away (제40조 to 제65조 are all 국회). The preamble, the section
-    headings and the addenda (부칙) are left out, and so are chapters with fewer
-    than ``min_lines`` clauses. Lines stay in the order of the text.
-    """
-    if not _is_int(min_lines) or min_lines < 1:
-        raise ValueError(f"min_lines must be an int >= 1, got {min_lines!r}")
-    rows: list[tuple[str, str]] = []
-    chapter = None
-    for raw in load_kolaw().splitlines():
-        line = " ".join(raw.split())
-        if "부칙" in line:
-            break  # the addenda follow the last chapter
-        heading = re.fullmatch(r"제\d+장 (.+)", line)
-        if heading:
-            chapter = heading.group(1)
-            continue
-        if chapter is None or not line or re.fullmatch(r"제\d+[절관] .+", line):
-            continue
-        line = re.sub(r"^제\d+조(의\d+)?\s*", "", line)  # article number
-        line = re.sub(r"^[①-⑳]\s*", "", line)  # clause number
-        line = re.sub(r"^\d+\.\s*", "", line)  # item number
-        rows.append((line, chapter))
-    counts = Counter(label for _, label in rows)
-    return [(line, label) for line, label in rows if counts[label] >= min_lines]
-
-
-def encode_lines(lines: Sequence[Sequence[str]], vocab: Vocab) -> tuple[torch.Tensor, torch.Tensor]:
-    """Token lists → ``tokens`` (B, T) padded with ``<pad>`` and ``key_padding_mask`` (B, T)."""
-    if isinstance(lines, str) or not lines:
-        raise ValueError("lines must be a non-empty list of token lists")
-    if any(len(line) == 0 for line in lines):
-        raise ValueError("every line needs at least one token")
-    longest = max(len(line) for line in lines)
-    tokens = torch.full((len(lines), longest), vocab.pad_id, dtype=torch.long)  # (B, T)
-    for row, line in enumerate(lines):
-        tokens[row, : len(line)] = torch.tensor(vocab.encode(list(line)))
-    return tokens, tokens == vocab.pad_id
-
-
-@dataclass(frozen=True)
-class SelfAttentiveConfig:
-    """The chapter's classifier and its training budget."""
-
-    embedding_size: int = 32  # syllable embedding
-    hidden_size: int = 32  # u: each LSTM direction; H has 2u columns
-    attention_size: int = 32  # d_a: rows of W_s1
-    hops: int = 4  # r: rows of A and of M
-    mlp_size: int = 64  # hidden layer of the classifier
-    penalty_coefficient: float = 1.0  # the run with the penalty; the other run uses 0
-    epochs: int = 12
-    batch_size: int = 32
-    lr: float = 5e-3  # Adam
-    held_out_fraction: float = 0.2  # every 5th clause is held out
-    seed: int = 0
-
-
-def self_attentive_config(size: str | None = None) -> SelfAttentiveConfig:
-    """The CPU run (``"small"``, the book's) or the ``"large"`` one (``COURSE_RUN``)."""
-    size = run_size() if size is None else size
-    if size == "small":
-        return SelfAttentiveConfig()
-    if size == "large":
-        return SelfAttentiveConfig(hidden_size=64, attention_size=64, hops=8, epochs=40)
-    raise ValueError(f"size must be 'small' or 'large', got {size!r}")
-
-
-@dataclass
-class PenaltyRun:
-    """One training run: its penalty coefficient, held-out scores and trained model (on the CPU)."""
-
-    coefficient: float
-    test_accuracy: float
-    train_accuracy: float
-    test_penalty: float  # mean ||AA^T − I||_F^2 over the held-out clauses
-    test_distinctness: float  # mean pairwise Jensen–Shannon divergence of the hops (bits)
-    test_peak: float  # a hop's largest weight, averaged over hops and held-out clauses
-    model: SelfAttentiveClassifier
-    seconds: float
-    loss_curve: list[float] = field(default_factory=list)  # mean training loss per epoch
-
-
-@dataclass
-class PenaltyExperiment:
-    """The same classifier trained with and without the penalty, and two baselines."""
-
-    config: SelfAttentiveConfig
-    classes: list[str]
-    vocab: Vocab
-    train: list[tuple[str, str]]
-    test: list[tuple[str, str]]
-    without_penalty: PenaltyRun
-    with_penalty: PenaltyRun
-    majority_accuracy: float  # always answer the most frequent training class
-    bag_of_ngrams_accuracy: float  # logistic regression on syllable 1-, 2-grams
-
-    def attention_of(self, run: PenaltyRun, line: str) -> tuple[list[str], torch.Tensor]:
-        """``(tokens, A)`` of one clause under ``run``'s model: A is (r, T)."""
-        tokens, mask = encode_lines([list(line)], self.vocab)  # (1, T), (1, T)
-        run.model.eval()
-        with torch.no_grad():
-            _, attention = run.model(tokens, mask)  # (1, r, T)
-        return list(line), attention[0]
-
-    def predict(self, run: PenaltyRun, line: str) -> str:
-        """The chapter that ``run``'s model assigns to one clause."""
-        tokens, mask = encode_lines([list(line)], self.vocab)  # (1, T), (1, T)
-        run.model.eval()
-        with torch.no_grad():
-            logits, _ = run.model(tokens, mask)  # (1, C)
-        return self.classes[int(logits.argmax())]
-
-    def peak_tokens(self, run: PenaltyRun) -> list[Counter[str]]:
-        """Per hop, how often each syllable carries its largest weight in the held-out clauses."""
-        counts: list[Counter[str]] = [Counter() for _ in range(self.config.hops)]
-        for line, _ in self.test:
-            tokens, attention = self.attention_of(run, line)  # attention: (r, T)
-            for hop, position in enumerate(attention.argmax(dim=1).tolist()):
-                counts[hop][tokens[position]] += 1
-        return counts
-
-    def same_peak_share(self, run: PenaltyRun) -> float:
-        """The share of held-out clauses in which every hop's largest weight is on one position."""
-        same = 0
-        for line, _ in self.test:
-            _, attention = self.attention_of(run, line)  # (r, T)
-            same += len(set(attention.argmax(dim=1).tolist())) == 1
-        return same / len(self.test)
-
-
-def _train_run(
-    config: SelfAttentiveConfig,
-    coefficient: float,
-    data: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
-    vocab_size: int,
-    num_classes: int,
-    device: torch.device,
-) -> PenaltyRun:
-    seed_everything(config.seed)
-    model = SelfAttentiveClassifier(
-        vocab_size,
-        num_classes,
-        config.embedding_size,
-        config.hidden_size,
-        config.attention_size,
-        config.hops,
-        config.mlp_size,
-    ).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    tokens, mask, labels = (t.to(device) for t in data["train"])
-    order = torch.Generator().manual_seed(config.seed)  # the same batches for every coefficient
-    curve = []
-    start = time.perf_counter()
-    for _ in progress(range(config.epochs), f"벌점 계수 {coefficient:g}"):
-        model.train()
-        losses = []
-        for batch in torch.randperm(len(labels), generator=order).split(config.batch_size):
-            batch = batch.to(device)
-            width = int((~mask[batch]).sum(dim=1).max())  # trim the batch's all-pad columns
-            logits, attention = model(tokens[batch, :width], mask[batch, :width])
-            loss = nn.functional.cross_entropy(logits, labels[batch])
-            loss = loss + coefficient * attention_penalty(attention)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            losses.append(float(loss.detach()))
-        curve.append(sum(losses) / len(losses))
-    seconds = time.perf_counter() - start
-    model.eval()
-    scores = {}
-    with torch.no_grad():
-        for part in ("train", "test"):
-            part_tokens, part_mask, part_labels = (t.to(device) for t in data[part])
-            logits, attention = model(part_tokens, part_mask)
-            accuracy = float((logits.argmax(dim=1) == part_labels).float().mean())
-            scores[part] = accuracy, attention
-    test_attention = scores["test"][1]
-    return PenaltyRun(
-        coefficient=coefficient,
-        test_accuracy=scores["test"][0],
-        train_accuracy=scores["train"][0],
-        test_penalty=float(attention_penalty(test_attention)),
-        test_distinctness=float(hop_distinctness(test_attention)),
-        test_peak=float(test_attention.amax(dim=-1).mean()),
-        model=model.cpu(),
-        seconds=seconds,
-        loss_curve=curve,
-    )
-
-
-def _bag_of_ngrams_accuracy(
-    train: list[tuple[str, str]], test: list[tuple[str, str]], seed: int
-) -> float:
-    from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.linear_model import LogisticRegression
-
-    vectorizer = CountVectorizer(analyzer="char", ngram_range=(1, 2))
-    features = vectorizer.fit_transform([line for line, _ in train])
-    model = LogisticRegression(max_iter=2000, random_state=seed)
-    model.fit(features, [label for _, label in train])
-    predicted = model.predict(vectorizer.transform([line for line, _ in test]))
-    correct = sum(p == label for p, (_, label) in zip(predicted, test, strict=True))
-    return float(correct / len(test))
-
-
-def run_penalty_experiment(
-    config: SelfAttentiveConfig | None = None, device: str | torch.device | None = None
-) -> PenaltyExperiment:
-    """Train the classifier with penalty coefficient 0 and ``config.penalty_coefficient``.
-
-    Both runs start from the same weights and see the same batches in the same
-    order for the same number of epochs; only the penalty term of the loss
-    differs. Clauses are read syllable by syllable (spaces included), the
-    vocabulary comes from the training clauses, and every
-    ``1/held_out_fraction``-th clause is held out (:func:`split_lines`).
-    """
-    config = self_attentive_config() if config is None else config
-    if not isinstance(config, SelfAttentiveConfig):
-        raise TypeError(f"config must be a SelfAttentiveConfig, got {type(config).__name__}")
-    if not config.penalty_coefficient > 0:
-        raise ValueError(
-            f"penalty_coefficient must be > 0 (the other run is the one without), "
-            f"got {config.penalty_coefficient}"
-        )
-    target = get_device() if device is None else torch.device(device)
-    rows = constitution_chapter_lines()
-    train, test = split_lines(rows, config.held_out_fraction)
-    classes = list(dict.fromkeys(label for _, label in rows))  # in the order of the text
-    vocab = Vocab.build([list(line) for line, _ in train])
-    data = {}
-    for part, pairs in (("train", train), ("test", test)):
-        tokens, mask = encode_lines([list(line) for line, _ in pairs], vocab)
-        labels = torch.tensor([classes.index(label) for _, label in pairs])  # (B,)
-        data[part] = tokens, mask, labels
-    runs = [
-        _train_run(config, coefficient, data, len(vocab), len(classes), target)
-        for coefficient in (0.0, config.penalty_coefficient)
-    ]
-    majority = Counter(label for _, label in train).most_common(1)[0][0]
-    return PenaltyExperiment(
-        config=config,
-        classes=classes,
-        vocab=vocab,
-        train=train,
-        test=test,
-        without_penalty=runs[0],
-        with_penalty=runs[1],
-        majority_accuracy=sum(label == majority for _, label in test) / len(test),
-        bag_of_ngrams_accuracy=_bag_of_ngrams_accuracy(train, test, config.seed),
-    )
-
-
-def plot_hops(
-    ax: Any,
-    tokens: Sequence[str],
-    attention: torch.Tensor,
-    title: str | None = None,
-    vmax: float | None = None,
-    cmap: str = "Reds",
-) -> Any:
-    """Draw ``tokens`` once per hop, each cell shaded by that hop's weight; ``attention`` is (r, T).
-
-    One row per hop, read left to right. The shade runs from white (0) to
-    ``vmax`` (default: the largest weight in ``attention``), the same scale for
-    every row so that the hops can be compared. Returns the colour mapping for
-    ``fig.colorbar``.
-    """
-    import matplotlib as mpl
-    from matplotlib.patches import Rectangle
-
-    from course_utils.viz import use_korean_font
-
-    use_korean_font(strict=False)
-    if isinstance(tokens, str):
-        tokens = list(tokens)
-    weights = torch.as_tensor(attention).detach().cpu().double()
-    if weights.dim() != 2 or weights.shape[1] != len(tokens):
-        raise ValueError(
-            f"attention must be (hops, len(tokens)) = (r, {len(tokens)}), "
-            f"got {tuple(weights.shape)}"
-        )
-    top = float(weights.max()) if vmax is None else vmax
-    if not top > 0:
-        raise ValueError(f"vmax must be > 0, got {top}")
-    norm, colour = mpl.colors.Normalize(0, top), mpl.colormaps[cmap]
-    hops = weights.shape[0]
-    for hop in range(hops):
-        for position, token in enumerate(tokens):
-            weight = float(weights[hop, position])
-            y = hops - 1 - hop  # the first hop on top
-            ax.add_patch(Rectangle((position, y), 1, 1, color=colour(norm(weight)), lw=0))
-            dark = weight > 0.6 * top
-            ax.text(
-                position + 0.5, y + 0.5, token, ha="center", va="center", fontsize=10,
-                color="white" if dark else "black",
-            )  # fmt: skip
-    ax.set_xlim(0, len(tokens))
-    ax.set_ylim(0, hops)
-    ax.set_yticks(
-        [hops - 0.5 - hop for hop in range(hops)], [f"홉 {hop + 1}" for hop in range(hops)]
-    )
-    ax.set_xticks([])
-    ax.tick_params(length=0)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-    if title is not None:
-        ax.set_title(title, loc="left", fontsize=11)
-    return mpl.cm.ScalarMappable(norm, colour)

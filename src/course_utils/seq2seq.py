@@ -610,6 +610,12 @@ def check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size:
     if bool((source_lengths > source.shape[1]).any()):
         raise ValueError(f"source_lengths exceed the padded length S = {source.shape[1]}")
     _check_vocab_ids(source, vocab_size, "source")
+    positions = torch.arange(source.shape[1], device=source.device)
+    if not torch.equal(source == PAD, positions >= source_lengths.to(source.device)[:, None]):
+        raise ValueError(
+            "source_lengths must agree with the <pad> positions: each source's "
+            "source_lengths[b] tokens first, then only <pad>, and no <pad> inside a source"
+        )
 
 
 def _check_vocab_ids(ids: torch.Tensor, vocab_size: int, name: str) -> None:

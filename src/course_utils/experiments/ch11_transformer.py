@@ -24,11 +24,12 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from course_utils.attention import ModelRun, alignment_accuracy, new_bahdanau, score_model_run
+from course_utils.attention import alignment_accuracy
 from course_utils.checks import (
     check_int,
 )
 from course_utils.device import seed_everything
+from course_utils.experiments.ch10_attention import ModelRun, new_bahdanau, score_model_run
 from course_utils.seq2seq import (
     EOS,
     SOS,
