@@ -46,6 +46,14 @@ from pathlib import Path
 
 import torch
 
+from course_utils.bleu import time_against_sacrebleu
+from course_utils.experiments.ch09_seq2seq import (
+    ParallelData,
+    TranslationConfig,
+    generated_data,
+    new_seq2seq,
+    translation_config,
+)
 from course_utils.experiments.ch10_attention import (
     new_bahdanau,
     new_luong,
@@ -55,16 +63,10 @@ from course_utils.seq2seq import (
     Batch,
     Encoder,
     EncoderDecoder,
-    ParallelData,
-    TranslationConfig,
-    generated_data,
     make_batches,
-    new_seq2seq,
     sequence_loss,
-    time_against_sacrebleu,
     train_seq2seq,
     translate,
-    translation_config,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

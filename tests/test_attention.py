@@ -34,6 +34,10 @@ from course_utils.attention import (
     forced_attention,
     masked_softmax,
 )
+from course_utils.experiments.ch09_seq2seq import (
+    TranslationConfig,
+    generated_data,
+)
 from course_utils.experiments.ch10_attention import (
     COMPARED_MODELS,
     run_attention_comparison,
@@ -43,8 +47,6 @@ from course_utils.seq2seq import (
     SOS,
     Seq2Seq,
     TrainConfig,
-    TranslationConfig,
-    generated_data,
     greedy_decode,
     make_batch,
 )

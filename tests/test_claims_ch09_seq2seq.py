@@ -11,21 +11,23 @@ import itertools
 import pytest
 import sacrebleu
 
+from course_utils.bleu import corpus_bleu
 from course_utils.device import run_size
-from course_utils.gettext_corpus import GettextCatalogueNotFoundError
-from course_utils.seq2seq import (
-    corpus_bleu,
+from course_utils.experiments.ch09_seq2seq import (
     evaluate_model,
     generated_data,
     gettext_data,
     new_seq2seq,
-    score_translations,
     scores_by_length,
     teacher_forcing_sweep,
     token_accuracy,
     train_model,
-    translate,
     translation_config,
+)
+from course_utils.gettext_corpus import GettextCatalogueNotFoundError
+from course_utils.seq2seq import (
+    score_translations,
+    translate,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]

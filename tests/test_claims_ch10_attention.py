@@ -26,6 +26,14 @@ from course_utils.attention import (
     masked_softmax,
 )
 from course_utils.device import run_size
+from course_utils.experiments.ch09_seq2seq import (
+    evaluate_model,
+    generated_data,
+    gettext_data,
+    new_seq2seq,
+    train_model,
+    translation_config,
+)
 from course_utils.experiments.ch10_attention import (
     new_bahdanau,
     run_attention_comparison,
@@ -33,13 +41,7 @@ from course_utils.experiments.ch10_attention import (
 from course_utils.gettext_corpus import GettextCatalogueNotFoundError
 from course_utils.seq2seq import (
     EOS,
-    evaluate_model,
-    generated_data,
-    gettext_data,
-    new_seq2seq,
-    train_model,
     translate,
-    translation_config,
 )
 from course_utils.translation_data import PARTICLES
 

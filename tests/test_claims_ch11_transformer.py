@@ -17,6 +17,10 @@ import pytest
 import torch
 
 from course_utils.device import run_size
+from course_utils.experiments.ch09_seq2seq import (
+    generated_data,
+    translation_config,
+)
 from course_utils.experiments.ch11_transformer import (
     PAPER_SIZES,
     PAPER_VOCAB_SIZE,
@@ -31,7 +35,7 @@ from course_utils.experiments.ch11_transformer import (
     torch_parameter_count,
     why_scale,
 )
-from course_utils.seq2seq import generated_data, make_batch, translation_config
+from course_utils.seq2seq import make_batch
 from course_utils.transformer import transformer_parameter_count
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU
 
-from course_utils.seq2seq import (
+from course_utils.bleu import (
     SMOOTH_METHODS,
     BLEUScore,
     brevity_penalty,

@@ -391,8 +391,11 @@ def test_loss_ignores_pads_like_torch():
 def test_train_model_keeps_the_trained_weights_and_reuses_them_only_for_the_same_recipe(
     tmp_path, monkeypatch
 ):
+    from course_utils.experiments.ch09_seq2seq import (
+        ParallelData,
+        train_model,
+    )
     from course_utils.runs import CACHE_ENV
-    from course_utils.seq2seq import ParallelData, train_model
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     vocab = Vocab([str(i) for i in range(5)])
@@ -419,8 +422,11 @@ def test_train_model_keeps_the_trained_weights_and_reuses_them_only_for_the_same
 
 
 def test_train_model_still_trains_where_the_cache_cannot_be_written(tmp_path, monkeypatch):
+    from course_utils.experiments.ch09_seq2seq import (
+        ParallelData,
+        train_model,
+    )
     from course_utils.runs import CACHE_ENV
-    from course_utils.seq2seq import ParallelData, train_model
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

@@ -39,7 +39,14 @@ from course_utils.experiments.ch11_transformer import (
     torch_parameter_count,
     why_scale,
 )
-from course_utils.seq2seq import EOS, PAD, SOS, beam_search, greedy_decode, make_batch
+from course_utils.seq2seq import (
+    EOS,
+    PAD,
+    SOS,
+    beam_search,
+    greedy_decode,
+    make_batch,
+)
 from course_utils.transformer import (
     DecoderLayer,
     EncoderLayer,

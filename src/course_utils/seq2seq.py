@@ -17,38 +17,17 @@ from that vector and the tokens before, so that
 The vocabularies start with :data:`course_utils.vocab.SEQ_SPECIALS`, so
 ``<pad>`` is 0, ``<unk>`` 1, ``<sos>`` 2 and ``<eos>`` 3.
 
-BLEU (Papineni et al., 2002) from scratch, equal to
-``sacrebleu.corpus_bleu(..., tokenize="none")`` on every input:
-
-- the modified n-gram precision clips each hypothesis n-gram's count by the
-  most times it occurs in any one reference (:func:`modified_precision`);
-- clipped matches and n-gram totals are summed over the whole corpus before
-  dividing, so BLEU is a corpus-level score, not a mean of sentence scores;
-- the brevity penalty compares the corpus's hypothesis length with the sum of
-  each sentence's closest reference length (ties go to the shorter one);
-- the score is the brevity penalty times the geometric mean of the n = 1..4
-  precisions (``max_n = 4``), on sacrebleu's 0–100 scale.
-
-Sentences are token lists. The references of sentence ``i`` are
-``references[i]``: a list of token lists, or, for the common case of one
-reference, just that reference's token list. Tokens are non-empty strings
-without whitespace, which is exactly what sacrebleu's ``tokenize="none"`` gets
-back from ``" ".join(tokens).split()``.
-
+BLEU is :mod:`course_utils.bleu`; the chapter's experiments (data, configurations,
+trained models kept in :mod:`course_utils.runs`' cache) are in
+:mod:`course_utils.experiments.ch09_seq2seq`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import math
 import random
-import statistics
-import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
@@ -56,389 +35,57 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence
 
-from course_utils import runs
-from course_utils.bpe import train_sentencepiece
-from course_utils.device import get_device, run_size, seed_everything
-from course_utils.gettext_corpus import GettextPair, gettext_splits
-from course_utils.train import History, fit
-from course_utils.translation_data import (
-    Pair,
-    Splits,
-    make_splits,
-    source_vocabulary,
-    target_vocabulary,
+from course_utils.bleu import (
+    corpus_bleu,
+    exact_match,
 )
-from course_utils.vocab import SEQ_SPECIALS, Vocab
+from course_utils.checks import check_int
+from course_utils.device import (
+    get_device,
+    seed_everything,
+)
+from course_utils.train import (
+    History,
+    fit,
+)
+from course_utils.vocab import (
+    SEQ_SPECIALS,
+    Vocab,
+)
 
 __all__ = [
     "EOS",
-    "GETTEXT_MAX_TOKENS",
-    "GETTEXT_VOCAB_SIZE",
-    "LENGTH_BINS",
     "PAD",
-    "SMOOTH_METHODS",
     "SOS",
-    "TRANSLATION_CONFIGS",
     "UNK",
-    "BLEUScore",
-    "BLEUTiming",
     "Batch",
     "Decoded",
     "Encoder",
     "EncoderDecoder",
     "Example",
-    "LengthRow",
     "Memory",
-    "ModelMaker",
-    "ParallelData",
     "Seq2Seq",
     "State",
-    "TeacherForcingRun",
+    "Tokens",
     "TrainConfig",
-    "TranslationConfig",
     "TranslationScores",
     "allowed_log_probs",
     "beam_search",
-    "brevity_penalty",
     "check_source",
-    "closest_reference_length",
-    "corpus_bleu",
     "decode_one_token_at_a_time",
     "encode_pair",
-    "evaluate_model",
-    "exact_match",
-    "generated_data",
-    "gettext_data",
     "greedy_decode",
     "make_batch",
     "make_batches",
-    "modified_precision",
-    "new_seq2seq",
-    "ngram_counts",
     "normalized_score",
     "sample_decode",
     "score_translations",
-    "scores_by_length",
-    "sentence_bleu",
     "sequence_loss",
-    "teacher_forcing_sweep",
-    "time_against_sacrebleu",
-    "token_accuracy",
-    "train_in_parallel",
-    "train_model",
     "train_seq2seq",
     "translate",
-    "translation_config",
 ]
 
 Tokens = Sequence[str]
-NGram = tuple[str, ...]
-
-# Smoothing of zero n-gram matches, named and defaulted as in sacrebleu
-# (Chen and Cherry, 2014): the value each method uses when none is given.
-SMOOTH_METHODS: dict[str, float | None] = {"exp": None, "floor": 0.1, "add-k": 1, "none": None}
-
-
-@dataclass(frozen=True)
-class BLEUScore:
-    """BLEU and its sufficient statistics; the fields are named as in sacrebleu's ``BLEUScore``."""
-
-    score: float  # BLEU on a 0–100 scale
-    counts: tuple[int, ...]  # clipped n-gram matches over the corpus, n = 1..max_n
-    totals: tuple[int, ...]  # hypothesis n-grams over the corpus, n = 1..max_n
-    precisions: tuple[float, ...]  # smoothed modified precisions in percent, n = 1..max_n
-    bp: float  # brevity penalty
-    sys_len: int  # hypothesis tokens in the corpus
-    ref_len: int  # sum of the closest reference lengths
-
-
-@dataclass(frozen=True)
-class BLEUTiming:
-    """Median seconds of one corpus BLEU, ours and sacrebleu's, on the same corpus."""
-
-    ours_seconds: float
-    sacrebleu_seconds: float
-    sentences: int
-
-    @property
-    def ratio(self) -> float:
-        """Our time over sacrebleu's: below 1 means ours is faster."""
-        return self.ours_seconds / self.sacrebleu_seconds
-
-
-def _check_tokens(tokens: object, name: str) -> Tokens:
-    if isinstance(tokens, str):
-        raise TypeError(f"{name} must be a list of tokens, not one str; split it first: {tokens!r}")
-    if not isinstance(tokens, (list, tuple)):
-        raise TypeError(f"{name} must be a list of str tokens, got {type(tokens).__name__}")
-    try:
-        # One C-level pass checks the types, and the split must give the tokens back.
-        rejoined = " ".join(tokens)
-    except TypeError:
-        bad = next(t for t in tokens if not isinstance(t, str))
-        raise TypeError(f"{name} must hold str tokens, got {type(bad).__name__}: {bad!r}") from None
-    if len(rejoined.split()) != len(tokens):
-        bad = next(t for t in tokens if not t or len(t.split()) != 1)
-        raise ValueError(f"{name}: tokens must be non-empty and without whitespace, got {bad!r}")
-    return tokens
-
-
-def _check_n(n: object, name: str = "n") -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {n!r}")
-    return n
-
-
-def _reference_list(references: object, name: str) -> list[Tokens]:
-    """One sentence's references as a list of token lists (one reference may be given bare)."""
-    if isinstance(references, str) or not isinstance(references, (list, tuple)):
-        raise TypeError(
-            f"{name} must be a token list (one reference) or a list of token lists, "
-            f"got {type(references).__name__}"
-        )
-    if not references:
-        raise ValueError(f"{name} is empty; give [[]] for one empty reference")
-    if isinstance(references[0], str):  # one reference, given as its token list
-        return [_check_tokens(references, name)]
-    return [_check_tokens(ref, f"{name}[{j}]") for j, ref in enumerate(references)]
-
-
-def _per_sentence(value: object, name: str) -> list[object] | tuple[object, ...]:
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name} must be a list with one entry per sentence")
-    return value
-
-
-def _corpus(hypotheses: object, references: object) -> tuple[list[Tokens], list[list[Tokens]]]:
-    hyps_in = _per_sentence(hypotheses, "hypotheses")
-    refs_in = _per_sentence(references, "references")
-    if len(hyps_in) != len(refs_in):
-        raise ValueError(
-            f"got {len(hyps_in)} hypotheses but {len(refs_in)} reference sets; "
-            "give one reference set per hypothesis"
-        )
-    if not hyps_in:
-        raise ValueError("the corpus is empty: give at least one hypothesis")
-    hyps = [_check_tokens(h, f"hypotheses[{i}]") for i, h in enumerate(hyps_in)]
-    refs = [_reference_list(r, f"references[{i}]") for i, r in enumerate(refs_in)]
-    return hyps, refs
-
-
-def _ngram_counts(tokens: Tokens, n: int) -> Counter[NGram]:
-    # The n copies of the sentence, each shifted by one more token, zipped
-    # together give the n-grams; zip stops at the shortest copy.
-    return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
-
-
-def ngram_counts(tokens: Tokens, n: int) -> Counter[NGram]:
-    """How often each n-gram (a tuple of n tokens) occurs in ``tokens``."""
-    return _ngram_counts(_check_tokens(tokens, "tokens"), _check_n(n))
-
-
-def _modified_precision(hypothesis: Tokens, references: list[Tokens], n: int) -> tuple[int, int]:
-    hyp_counts = _ngram_counts(hypothesis, n)
-    max_ref_counts = _ngram_counts(references[0], n)
-    for ref in references[1:]:
-        max_ref_counts |= _ngram_counts(ref, n)  # | keeps the larger count
-    clipped = sum(min(count, max_ref_counts[ngram]) for ngram, count in hyp_counts.items())
-    return clipped, max(len(hypothesis) - n + 1, 0)
-
-
-def modified_precision(hypothesis: Tokens, references: object, n: int) -> tuple[int, int]:
-    """Clipped n-gram matches and the number of n-grams of one hypothesis.
-
-    Each hypothesis n-gram counts at most as often as it occurs in the reference
-    that has it most often; the precision is ``matches / total``.
-    """
-    hyp = _check_tokens(hypothesis, "hypothesis")
-    return _modified_precision(hyp, _reference_list(references, "references"), _check_n(n))
-
-
-def closest_reference_length(hyp_len: int, ref_lens: Sequence[int]) -> int:
-    """The reference length closest to ``hyp_len``; of two equally close, the shorter."""
-    if not ref_lens:
-        raise ValueError("ref_lens is empty: a sentence needs at least one reference")
-    return min(ref_lens, key=lambda ref_len: (abs(ref_len - hyp_len), ref_len))
-
-
-def brevity_penalty(hyp_len: int, ref_len: int) -> float:
-    """``exp(1 - r / c)`` for a hypothesis length c shorter than the reference length r, else 1.
-
-    An empty hypothesis (c = 0) against a non-empty reference gets 0.
-    """
-    for value, name in ((hyp_len, "hyp_len"), (ref_len, "ref_len")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be an int >= 0, got {value!r}")
-    if hyp_len >= ref_len:
-        return 1.0
-    return math.exp(1 - ref_len / hyp_len) if hyp_len > 0 else 0.0
-
-
-def _check_smoothing(smooth_method: object, smooth_value: object) -> float | None:
-    if smooth_method not in SMOOTH_METHODS:
-        raise ValueError(
-            f"smooth_method must be one of {list(SMOOTH_METHODS)}, got {smooth_method!r}"
-        )
-    if smooth_value is None:
-        return SMOOTH_METHODS[smooth_method]
-    if SMOOTH_METHODS[smooth_method] is None:
-        raise ValueError(f"smooth_method={smooth_method!r} takes no smooth_value")
-    if isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)):
-        raise TypeError(f"smooth_value must be a number, got {smooth_value!r}")
-    if not smooth_value > 0:
-        raise ValueError(f"smooth_value must be > 0, got {smooth_value!r}")
-    return smooth_value
-
-
-def _bleu_from_statistics(
-    counts: list[int],
-    totals: list[int],
-    sys_len: int,
-    ref_len: int,
-    smooth_method: str,
-    smooth_value: float | None,
-    effective_order: bool,
-) -> BLEUScore:
-    """BLEU from the corpus sums, computed in sacrebleu's ``compute_bleu`` order of operations."""
-    max_n = len(counts)
-    bp = brevity_penalty(sys_len, ref_len)
-    precisions = [0.0] * max_n
-    if not any(counts):
-        return BLEUScore(0.0, tuple(counts), tuple(totals), tuple(precisions), bp, sys_len, ref_len)
-
-    exp_divisor = 1.0  # 'exp' halves the precision of each further order without matches
-    used_orders = max_n
-    for n in range(1, max_n + 1):
-        matches: float = counts[n - 1]
-        total: float = totals[n - 1]
-        if smooth_method == "add-k" and n > 1:
-            assert smooth_value is not None
-            matches, total = matches + smooth_value, total + smooth_value
-        if total == 0:
-            break  # no hypothesis has n tokens: this and higher orders keep precision 0
-        if effective_order:
-            used_orders = n
-        if matches > 0:
-            precisions[n - 1] = 100.0 * matches / total
-        elif smooth_method == "exp":
-            exp_divisor *= 2
-            precisions[n - 1] = 100.0 / (exp_divisor * total)
-        elif smooth_method == "floor":
-            assert smooth_value is not None
-            precisions[n - 1] = 100.0 * smooth_value / total
-
-    used = precisions[:used_orders]
-    # The geometric mean in logs; one zero precision makes it 0.
-    score = 0.0 if 0.0 in used else bp * math.exp(sum([math.log(p) for p in used]) / used_orders)
-    return BLEUScore(score, tuple(counts), tuple(totals), tuple(precisions), bp, sys_len, ref_len)
-
-
-def corpus_bleu(
-    hypotheses: Sequence[Tokens],
-    references: Sequence[object],
-    max_n: int = 4,
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    effective_order: bool = False,
-) -> BLEUScore:
-    """Corpus BLEU of token-list ``hypotheses`` against ``references`` (one entry per sentence).
-
-    ``references[i]`` is a list of token lists, or one token list for a single
-    reference. Matches and totals are summed over the corpus before dividing.
-    The arguments after ``max_n`` mean what they mean in sacrebleu; with
-    ``effective_order`` the geometric mean stops at the longest n-gram order
-    the hypotheses have.
-    """
-    hyps, refs = _corpus(hypotheses, references)
-    max_n = _check_n(max_n, "max_n")
-    value = _check_smoothing(smooth_method, smooth_value)
-    counts, totals = [0] * max_n, [0] * max_n
-    sys_len = ref_len = 0
-    for hyp, hyp_refs in zip(hyps, refs, strict=True):
-        sys_len += len(hyp)
-        ref_len += closest_reference_length(len(hyp), [len(ref) for ref in hyp_refs])
-        for n in range(1, max_n + 1):
-            matches, total = _modified_precision(hyp, hyp_refs, n)
-            counts[n - 1] += matches
-            totals[n - 1] += total
-    return _bleu_from_statistics(
-        counts, totals, sys_len, ref_len, smooth_method, value, bool(effective_order)
-    )
-
-
-def sentence_bleu(
-    hypothesis: Tokens,
-    references: object,
-    max_n: int = 4,
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-) -> BLEUScore:
-    """BLEU of one sentence, with sacrebleu's ``sentence_bleu`` defaults (effective order on).
-
-    BLEU is meant for corpora; one sentence's score is noisy and shown only as an example.
-    """
-    return corpus_bleu([hypothesis], [references], max_n, smooth_method, smooth_value, True)
-
-
-def exact_match(hypotheses: Sequence[Tokens], references: Sequence[object]) -> float:
-    """The fraction of hypotheses equal, token for token, to one of their references."""
-    hyps, refs = _corpus(hypotheses, references)
-    pairs = zip(hyps, refs, strict=True)
-    hits = sum(tuple(hyp) in {tuple(ref) for ref in hyp_refs} for hyp, hyp_refs in pairs)
-    return hits / len(hyps)
-
-
-def _sacrebleu_inputs(
-    hyps: list[Tokens], refs: list[list[Tokens]]
-) -> tuple[list[str], list[list[str | None]]]:
-    """Sentences as sacrebleu takes them: strings, and one reference stream per reference slot."""
-    streams: list[list[str | None]] = [[None] * len(refs) for _ in range(max(map(len, refs)))]
-    for i, hyp_refs in enumerate(refs):
-        for j, ref in enumerate(hyp_refs):
-            streams[j][i] = " ".join(ref)
-    return [" ".join(hyp) for hyp in hyps], streams
-
-
-def time_against_sacrebleu(
-    hypotheses: Sequence[Tokens], references: Sequence[object], repeats: int = 7
-) -> BLEUTiming:
-    """Median seconds of our :func:`corpus_bleu` and ``sacrebleu.corpus_bleu`` on one corpus.
-
-    Ours gets the token lists, sacrebleu the joined strings with ``tokenize="none",
-    force=True`` (each its own input form, prepared before timing); the two
-    alternate ``repeats`` times after one warm-up each, so a change of load hits
-    both alike. Raises if the scores differ.
-    """
-    import sacrebleu
-
-    repeats = _check_n(repeats, "repeats")
-    hyps, refs = _corpus(hypotheses, references)
-    hyp_strings, ref_streams = _sacrebleu_inputs(hyps, refs)
-
-    def ours() -> float:
-        return corpus_bleu(hyps, refs).score
-
-    def theirs() -> float:
-        # None marks a sentence's missing reference in a stream, as sacrebleu allows;
-        # force=True because our sentences are tokenized on purpose (no warning).
-        result = sacrebleu.corpus_bleu(
-            hyp_strings,
-            ref_streams,  # type: ignore[arg-type]
-            tokenize="none",
-            force=True,
-        )
-        return float(result.score)
-
-    if not math.isclose(ours(), theirs(), rel_tol=0.0, abs_tol=1e-9):
-        raise RuntimeError("our BLEU and sacrebleu's differ on this corpus")
-    ours_seconds: list[float] = []
-    theirs_seconds: list[float] = []
-    for _ in range(repeats):
-        for run, seconds in ((ours, ours_seconds), (theirs, theirs_seconds)):
-            start = time.perf_counter()
-            run()
-            seconds.append(time.perf_counter() - start)
-    return BLEUTiming(statistics.median(ours_seconds), statistics.median(theirs_seconds), len(hyps))
 
 
 # ---------------------------------------------------------------------------
@@ -539,7 +186,7 @@ def make_batches(
     length are then grouped (sorted within windows of 50 batches), so batches
     carry little padding.
     """
-    batch_size = _check_n(batch_size, "batch_size")
+    batch_size = check_int(batch_size, "batch_size")
     order = list(range(len(examples)))
     if shuffle:
         random.Random(seed).shuffle(order)
@@ -796,7 +443,7 @@ def _select(state: State, index: torch.Tensor) -> State:
 
 
 def _check_max_len(max_len: object) -> int:
-    return _check_n(max_len, "max_len")
+    return check_int(max_len, "max_len")
 
 
 def _finish(
@@ -899,7 +546,7 @@ def beam_search(
     ``max_len``), the output is the beam with the best
     :func:`normalized_score`, where |y| counts the ``<eos>``.
     """
-    K = _check_n(beam_size, "beam_size")
+    K = check_int(beam_size, "beam_size")
     max_len = _check_max_len(max_len)
     alpha = _check_length_penalty(length_penalty)
     model.eval()
@@ -1100,392 +747,3 @@ def score_translations(
         exact_match(list(hypotheses), [list(r) for r in references]),
         len(hypotheses),
     )
-
-
-# ---------------------------------------------------------------------------
-# The chapters' experiments
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ParallelData:
-    """Tokenized train/valid/test pairs with their vocabularies.
-
-    ``words`` turns a target token list into the words BLEU counts (the
-    generated corpus: its own tokens; SentencePiece pieces: the words of the
-    detokenized text).
-    """
-
-    name: str
-    train: list[tuple[list[str], list[str]]]
-    valid: list[tuple[list[str], list[str]]]
-    test: list[tuple[list[str], list[str]]]
-    source_vocab: Vocab
-    target_vocab: Vocab
-    words: Callable[[Sequence[str]], list[str]] = list
-
-    def split(self, name: str) -> list[tuple[list[str], list[str]]]:
-        if name not in ("train", "valid", "test"):
-            raise ValueError(f"split must be 'train', 'valid' or 'test', got {name!r}")
-        pairs: list[tuple[list[str], list[str]]] = getattr(self, name)
-        return pairs
-
-    def examples(self, name: str) -> list[tuple[list[int], list[int]]]:
-        """The split as id lists, targets ending with ``<eos>``."""
-        return [
-            encode_pair(s, t, self.source_vocab, self.target_vocab) for s, t in self.split(name)
-        ]
-
-
-@dataclass(frozen=True)
-class TranslationConfig:
-    """The data, model size and training budget every model of 9장 and 10장 gets."""
-
-    train: int  # generated training pairs (1..max_train_clauses clauses)
-    valid: int
-    test_per_clauses: int  # test pairs for each clause count 1..max_test_clauses
-    max_train_clauses: int
-    max_test_clauses: int  # beyond max_train_clauses: longer than anything trained on
-    max_adjectives: int
-    embedding_size: int
-    hidden_size: int  # the context vector's size without attention
-    training: TrainConfig
-
-
-TRANSLATION_CONFIGS = {
-    "small": TranslationConfig(
-        10_000, 500, 100, 2, 3, 2, 32, 128, TrainConfig(epochs=3, batch_size=64, learning_rate=3e-3)
-    ),
-    "large": TranslationConfig(
-        60_000,
-        1_000,
-        200,
-        3,
-        4,
-        2,
-        64,
-        256,
-        TrainConfig(epochs=8, batch_size=64, learning_rate=2e-3),
-    ),
-}
-
-
-def translation_config(size: str | None = None) -> TranslationConfig:
-    """The configuration of a run size (default: :func:`course_utils.device.run_size`)."""
-    size = run_size() if size is None else size
-    if size not in TRANSLATION_CONFIGS:
-        raise ValueError(f"size must be one of {', '.join(TRANSLATION_CONFIGS)}, got {size!r}")
-    return TRANSLATION_CONFIGS[size]
-
-
-def generated_data(config: TranslationConfig, seed: int = 0) -> tuple[ParallelData, Splits]:
-    """The generated English→Korean corpus of :mod:`course_utils.translation_data`."""
-    splits = make_splits(
-        seed,
-        train=config.train,
-        valid=config.valid,
-        test_per_clauses=config.test_per_clauses,
-        max_train_clauses=config.max_train_clauses,
-        max_test_clauses=config.max_test_clauses,
-        max_adjectives=config.max_adjectives,
-    )
-
-    def tokens(pairs: Sequence[Pair]) -> list[tuple[list[str], list[str]]]:
-        return [(list(p.source), list(p.target)) for p in pairs]
-
-    data = ParallelData(
-        "generated",
-        tokens(splits.train),
-        tokens(splits.valid),
-        tokens(splits.test),
-        Vocab(source_vocabulary()),
-        Vocab(target_vocabulary()),
-    )
-    return data, splits
-
-
-GETTEXT_VOCAB_SIZE = 1000  # SentencePiece pieces on each side
-GETTEXT_MAX_TOKENS = 6  # the short messages: menu items, labels, country and language names
-
-
-def _pieces_to_words(pieces: Sequence[str]) -> list[str]:
-    return "".join(pieces).replace("▁", " ").split()
-
-
-def gettext_data(
-    seed: int = 0, vocab_size: int = GETTEXT_VOCAB_SIZE, max_tokens: int = GETTEXT_MAX_TOKENS
-) -> ParallelData:
-    """The gettext catalogues' English→Korean pairs in SentencePiece pieces (2장).
-
-    Each side gets a unigram model of ``vocab_size`` pieces trained on its own
-    training sentences; BLEU then counts the words of the detokenized Korean.
-    Only pairs of at most ``max_tokens`` tokens on each side are kept (see
-    :func:`~course_utils.gettext_corpus.load_gettext_pairs`).
-    Raises :class:`~course_utils.gettext_corpus.GettextCatalogueNotFoundError`
-    (naming the packages to install) when the catalogues are missing.
-    """
-    splits = gettext_splits(seed, max_tokens=max_tokens)
-    english = train_sentencepiece([p.english for p in splits["train"]], "unigram", vocab_size)
-    korean = train_sentencepiece([p.korean for p in splits["train"]], "unigram", vocab_size)
-
-    def pieces(pairs: Sequence[GettextPair]) -> list[tuple[list[str], list[str]]]:
-        return [
-            (english.encode(p.english, out_type=str), korean.encode(p.korean, out_type=str))
-            for p in pairs
-        ]
-
-    train = pieces(splits["train"])
-    return ParallelData(
-        "gettext",
-        train,
-        pieces(splits["valid"]),
-        pieces(splits["test"]),
-        Vocab([t for s, _ in train for t in s]),
-        Vocab([piece for _, target in train for piece in target]),
-        _pieces_to_words,
-    )
-
-
-def evaluate_model(
-    model: EncoderDecoder,
-    data: ParallelData,
-    split: str = "test",
-    method: str = "greedy",
-    beam_size: int = 5,
-) -> tuple[TranslationScores, list[list[str]]]:
-    """Translate a split and score it; also returns the hypotheses (as BLEU's words)."""
-    pairs = data.split(split)
-    outputs = translate(
-        model, [s for s, _ in pairs], data.source_vocab, data.target_vocab, method, beam_size
-    )
-    hypotheses = [data.words(o) for o in outputs]
-    return score_translations(hypotheses, [data.words(t) for _, t in pairs]), hypotheses
-
-
-def _training_recipe(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> str:
-    """What decides the trained weights besides the code: the model, the data and the budget."""
-    digest = hashlib.sha256()
-    device = next(model.parameters()).device
-    digest.update(f"{device.type}|{model!r}|{training!r}|{data.name}".encode())
-    for source, target in data.train:
-        digest.update(("\x1f".join(source) + "\x1e" + "\x1f".join(target) + "\x1d").encode())
-    digest.update("\x1f".join([*data.source_vocab, "\x1e", *data.target_vocab]).encode())
-    return digest.hexdigest()
-
-
-def train_model(
-    model: EncoderDecoder,
-    data: ParallelData,
-    training: TrainConfig,
-    show_progress: bool = True,
-) -> History:
-    """Train ``model`` on ``data``'s training split (the chapters' one call).
-
-    9장 and 10장 train some models twice (10장 compares 9장's seq2seq with the
-    attention models, and each chapter's claims test re-measures them). The
-    trained weights and history are kept in ``~/.cache/nlp-course`` (or the folder
-    in ``COURSE_CACHE``; ``COURSE_CACHE=off`` always trains), under a key made of
-    the package's source code, the model, the data and the training settings,
-    so a changed recipe never reuses an old result.
-    """
-    path = _cache_path(model, data, training)  # also moves the model where it would train
-    saved = runs.load_result(path, map_location=next(model.parameters()).device)
-    if saved is not None:
-        model.load_state_dict(saved["state"])
-        return History(**saved["history"])
-    history = train_seq2seq(model, data.examples("train"), training, show_progress=show_progress)
-    runs.save_result(path, {"state": model.state_dict(), "history": asdict(history)})
-    return history
-
-
-def _cache_path(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> Path | None:
-    if runs.cache_folder() is None:
-        return None
-    model.to(get_device())
-    return runs.cache_path("seq2seq", _training_recipe(model, data, training))
-
-
-def _train_cached(
-    make: ModelMaker,
-    data: ParallelData,
-    config: TranslationConfig,
-    threads: int,
-) -> None:
-    torch.set_num_threads(threads)  # the parent's count: it is part of the cache key
-    train_model(make(data, config), data, config.training, show_progress=False)
-
-
-ModelMaker = Callable[[ParallelData, TranslationConfig], EncoderDecoder]
-
-
-def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]]) -> None:
-    """Train several models at once, one process per CPU core, into :func:`train_model`'s cache.
-
-    A job ``(make, data, config)`` is the model ``make(data, config)`` trained on
-    ``data`` with ``config.training``. Each model trains single-threaded in its
-    own process, as it would here, so the result is the one a later
-    ``train_model`` call loads instead of training. Jobs start in the order
-    given (put the longest first). Nothing happens on a GPU, with one core,
-    with the cache off (``COURSE_CACHE=off``) or for models already trained.
-    """
-    cores = runs.background_workers()
-    if cores < 2:
-        return
-    todo = []
-    for make, data, config in jobs:
-        path = _cache_path(make(data, config), data, config.training)
-        if path is not None and not path.is_file():
-            todo.append((make, data, config))
-    if len(todo) < 2:
-        return
-    threads = torch.get_num_threads()
-    with runs.worker_pool(min(len(todo), cores)) as pool:
-        futures = [pool.submit(_train_cached, *job, threads) for job in todo]
-        for future in futures:
-            future.result()
-
-
-def new_seq2seq(data: ParallelData, config: TranslationConfig) -> Seq2Seq:
-    """9장's model, sized by ``config``, seeded by ``config.training.seed``."""
-    seed_everything(config.training.seed)
-    return Seq2Seq(
-        len(data.source_vocab), len(data.target_vocab), config.embedding_size, config.hidden_size
-    )
-
-
-@dataclass(frozen=True)
-class LengthRow:
-    """Scores of the test sentences in one source-length bin."""
-
-    low: int  # source tokens, inclusive
-    high: int
-    sentences: int
-    bleu: float
-    exact_match: float
-    in_training_range: bool  # no more clauses than any training sentence
-
-
-LENGTH_BINS = (4, 9, 14, 19, 24, 29, 34, 40, 50, 60)  # bin i holds low_i <= S < low_(i+1)
-
-
-def scores_by_length(
-    hypotheses: Sequence[Tokens],
-    pairs: Sequence[Pair],
-    max_train_clauses: int,
-    edges: Sequence[int] = LENGTH_BINS,
-) -> list[LengthRow]:
-    """BLEU and exact match per source-length bin; bins of fewer than 20 sentences are dropped.
-
-    A bin is ``in_training_range`` when all its sentences have at most
-    ``max_train_clauses`` clauses; sentences longer than that are kept in
-    bins of their own.
-    """
-    if len(hypotheses) != len(pairs):
-        raise ValueError(f"got {len(hypotheses)} hypotheses for {len(pairs)} pairs")
-    rows = []
-    for inside in (True, False):
-        for low, high in itertools.pairwise(edges):
-            chosen = [
-                i
-                for i, p in enumerate(pairs)
-                if low <= len(p.source) < high and (p.clauses <= max_train_clauses) == inside
-            ]
-            if len(chosen) < 20:
-                continue
-            hyps = [list(hypotheses[i]) for i in chosen]
-            refs = [list(pairs[i].target) for i in chosen]
-            scores = score_translations(hyps, refs)
-            rows.append(
-                LengthRow(low, high - 1, len(chosen), scores.bleu, scores.exact_match, inside)
-            )
-    return rows
-
-
-@dataclass(frozen=True)
-class TeacherForcingRun:
-    """One model of the sweep: its ratio, validation scores and training time."""
-
-    teacher_forcing_ratio: float
-    exact_match: float
-    bleu: float
-    train_loss: float  # last epoch's mean training loss (under that ratio)
-    seconds: float
-
-
-def teacher_forcing_sweep(
-    data: ParallelData,
-    splits: Splits,
-    config: TranslationConfig,
-    ratios: Sequence[float] = (1.0, 0.5, 0.0),
-    clauses: int = 1,
-    show_progress: bool = True,
-) -> list[TeacherForcingRun]:
-    """Train one seq2seq per teacher-forcing ratio on the training pairs of ``clauses`` clauses.
-
-    Every model has the same seed, data and budget (``config.training`` but the
-    ratio); the validation sentences of that many clauses are decoded greedily
-    (free running), as at test time. ``data`` and ``splits`` are
-    :func:`generated_data`'s pair.
-    """
-    if not ratios:
-        raise ValueError("give at least one teacher_forcing_ratio")
-    if len(splits.train) != len(data.train) or len(splits.valid) != len(data.valid):
-        raise ValueError("data and splits must come from the same generated_data() call")
-    examples = [
-        e for e, p in zip(data.examples("train"), splits.train, strict=True) if p.clauses == clauses
-    ]
-    valid = [p for p in splits.valid if p.clauses == clauses]
-    if not examples or not valid:
-        raise ValueError(f"no training or validation pair has {clauses} clause(s)")
-    runs = []
-    for ratio in ratios:
-        training = replace(config.training, teacher_forcing_ratio=ratio)
-        model = new_seq2seq(data, config)
-        history = train_seq2seq(model, examples, training, show_progress=show_progress)
-        hypotheses = translate(
-            model, [list(p.source) for p in valid], data.source_vocab, data.target_vocab
-        )
-        scores = score_translations(hypotheses, [list(p.target) for p in valid])
-        runs.append(
-            TeacherForcingRun(
-                ratio,
-                scores.exact_match,
-                scores.bleu,
-                history.train_loss[-1],
-                sum(history.seconds),
-            )
-        )
-    return runs
-
-
-@torch.no_grad()
-def token_accuracy(
-    model: EncoderDecoder, examples: Sequence[Example], batch_size: int = 256
-) -> tuple[float, float]:
-    """(teacher-forced, free-running) share of target positions predicted right.
-
-    Teacher-forced: the decoder reads the reference prefix and the argmax at
-    each position is compared with the reference token (``<eos>`` included).
-    Free-running: greedy decoding reads its own outputs, and output token j is
-    compared with reference token j (a missing token counts as wrong).
-    """
-    if not examples:
-        raise ValueError("examples is empty")
-    model.eval()
-    device = next(model.parameters()).device
-    forced_hits = free_hits = total = 0
-    for start in range(0, len(examples), batch_size):
-        batch = make_batch(list(examples[start : start + batch_size])).to(device)
-        logits = model(batch.source, batch.source_lengths, batch.target_in)  # (B, T, V)
-        guesses = allowed_log_probs(logits.flatten(0, 1)).argmax(-1).view_as(batch.target_out)
-        real = batch.target_out != PAD
-        forced_hits += int(((guesses == batch.target_out) & real).sum())
-        total += int(real.sum())
-        decoded = greedy_decode(
-            model, batch.source, batch.source_lengths, max_len=batch.target_out.shape[1]
-        )
-        for b, (ids, finished) in enumerate(zip(decoded.tokens, decoded.finished, strict=True)):
-            output = [*ids, EOS] if finished else ids
-            reference = batch.target_out[b][real[b]].tolist()
-            free_hits += sum(o == r for o, r in zip(output, reference, strict=False))
-    return forced_hits / total, free_hits / total

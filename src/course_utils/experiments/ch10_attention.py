@@ -39,6 +39,15 @@ from course_utils.device import (
     run_size,
     seed_everything,
 )
+from course_utils.experiments.ch09_seq2seq import (
+    LengthRow,
+    ParallelData,
+    TranslationConfig,
+    new_seq2seq,
+    scores_by_length,
+    train_in_parallel,
+    train_model,
+)
 from course_utils.progress import (
     progress,
 )
@@ -50,15 +59,8 @@ from course_utils.self_attentive import (
 from course_utils.seq2seq import (
     EOS,
     EncoderDecoder,
-    LengthRow,
-    ParallelData,
-    TranslationConfig,
     TranslationScores,
-    new_seq2seq,
     score_translations,
-    scores_by_length,
-    train_in_parallel,
-    train_model,
     translate,
 )
 from course_utils.train import (

@@ -29,18 +29,20 @@ from course_utils.checks import (
     check_int,
 )
 from course_utils.device import seed_everything
+from course_utils.experiments.ch09_seq2seq import (
+    ParallelData,
+    TranslationConfig,
+    train_in_parallel,
+    train_model,
+)
 from course_utils.experiments.ch10_attention import ModelRun, new_bahdanau, score_model_run
 from course_utils.seq2seq import (
     EOS,
     SOS,
     EncoderDecoder,
-    ParallelData,
-    TranslationConfig,
     allowed_log_probs,
     make_batch,
     sequence_loss,
-    train_in_parallel,
-    train_model,
 )
 from course_utils.transformer import (
     MultiHeadAttention,

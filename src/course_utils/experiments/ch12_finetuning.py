@@ -444,7 +444,7 @@ def start_korean_training(config: KoreanBertConfig | None = None) -> bool:
     :func:`finetune_lines` and :func:`run_korean_finetuning` wait for them
     instead of training again. Returns whether anything was started (nothing
     is on a GPU, on one core, with ``COURSE_CACHE=off``, or when everything
-    is cached). 9장's :func:`~course_utils.seq2seq.train_in_parallel`
+    is cached). 9장's :func:`~course_utils.experiments.ch09_seq2seq.train_in_parallel`
     pattern, without blocking.
     """
     config = check_config(config)
