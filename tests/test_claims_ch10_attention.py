@@ -43,7 +43,7 @@ from course_utils.seq2seq import (
     EOS,
     translate,
 )
-from course_utils.translation_data import PARTICLES
+from course_utils.translation_lexicon import PARTICLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 

@@ -206,7 +206,7 @@ def test_lstm_through_the_readable_cell_equals_the_fused_sequence():
     from course_utils.rnn import RecurrentLayer
 
     class AutogradLSTM(LSTM):
-        _scan = RecurrentLayer._scan
+        scan = RecurrentLayer.scan
 
     torch.manual_seed(5)
     fast, slow = (

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_utils import translation_data as td
+from course_utils import translation_lexicon as tl
 
 # ---------------------------------------------------------------------------
 # References written by hand (a Korean speaker's table), not by the module
@@ -139,7 +140,7 @@ def check_pair(pair: td.Pair) -> None:
     assert all(token == token.lower() for token in pair.source)
     # particles follow the noun before them, in the form tossi gives
     for j, token in enumerate(pair.target):
-        if token in td.PARTICLES - {"에서"}:
+        if token in tl.PARTICLES - {"에서"}:
             noun = pair.target[j - 1]
             assert tossi.postfix(noun, token) == noun + token, (noun, token)
     # the translation of the English is this pair, read back by the parser
@@ -152,16 +153,16 @@ def check_pair(pair: td.Pair) -> None:
 
 
 def test_lexicon_has_at_least_150_entries_of_every_part_of_speech():
-    sizes = td.lexicon_size()
-    assert sizes["total"] == len(td.LEXICON) >= 150
+    sizes = tl.lexicon_size()
+    assert sizes["total"] == len(tl.LEXICON) >= 150
     assert sizes["nouns"] >= 100 and sizes["verbs"] >= 30 and sizes["adjectives"] >= 20
     assert sizes["times"] >= 10
-    kinds = {noun.kind for noun in td.LEXICON.nouns}
+    kinds = {noun.kind for noun in tl.LEXICON.nouns}
     assert {"person", "animal", "food", "thing", "place", "city"} <= kinds
 
 
 def test_every_word_has_one_meaning_so_the_translation_is_a_function():
-    lex = td.LEXICON
+    lex = tl.LEXICON
     nouns = [n.english for n in lex.nouns]
     adjectives = [a.english for a in lex.adjectives]
     verbs = [form for v in lex.verbs for form in {v.base, v.third, v.past}]
@@ -174,7 +175,7 @@ def test_every_word_has_one_meaning_so_the_translation_is_a_function():
     korean_nouns = [n.korean for n in lex.nouns]
     assert len(korean_nouns) == len(set(korean_nouns))
     korean_words = set(korean_nouns) | {a.attributive for a in lex.adjectives}
-    assert not korean_words & td.PARTICLES
+    assert not korean_words & tl.PARTICLES
     assert all(n.english.islower() and n.english.isalpha() for n in lex.nouns)
 
 
@@ -183,8 +184,8 @@ def test_an_is_written_where_english_needs_it():
     assert td.translate("an angry cat sleeps .").source[0] == "an"
     assert td.translate("a hungry elephant sleeps .").source[0] == "a"
     # the first-letter rule fails on "a unicorn", "a euro", "an hour": no such word here
-    subjects = {n.english for n in td.LEXICON.nouns if n.kind in ("person", "animal")}
-    words = subjects | {a.english for a in td.LEXICON.adjectives}
+    subjects = {n.english for n in tl.LEXICON.nouns if n.kind in ("person", "animal")}
+    words = subjects | {a.english for a in tl.LEXICON.adjectives}
     assert not {w for w in words if w.startswith(("u", "eu", "one", "hour", "hon", "heir"))}
 
 
@@ -194,15 +195,15 @@ def test_an_is_written_where_english_needs_it():
 
 
 def test_every_noun_takes_the_particles_tossi_gives():
-    for noun in td.LEXICON.nouns:
+    for noun in tl.LEXICON.nouns:
         for pair in JOSA_PAIRS:
             expected = tossi.postfix(noun.korean, pair[0])
-            assert noun.korean + td.particle(noun.korean, pair[0]) == expected, (noun, pair)
-            assert noun.korean + td.particle(noun.korean, pair[1]) == expected, (noun, pair)
+            assert noun.korean + tl.particle(noun.korean, pair[0]) == expected, (noun, pair)
+            assert noun.korean + tl.particle(noun.korean, pair[1]) == expected, (noun, pair)
 
 
 def test_the_lexicon_has_nouns_of_every_final_sound_the_particles_distinguish():
-    finals = {unicodedata.normalize("NFD", n.korean[-1])[-1] for n in td.LEXICON.nouns}
+    finals = {unicodedata.normalize("NFD", n.korean[-1])[-1] for n in tl.LEXICON.nouns}
     assert "\u11af" in finals  # ㄹ: 서울로, 교실로
     assert any("\u11a8" <= f <= "\u11c2" and f != "\u11af" for f in finals)  # other finals
     assert any(not ("\u11a8" <= f <= "\u11c2") for f in finals)  # no final
@@ -216,7 +217,7 @@ def test_the_lexicon_has_nouns_of_every_final_sound_the_particles_distinguish():
      ("말", "이", "이"), ("호텔", "으로", "로")],
 )  # fmt: skip
 def test_particles_of_known_words(noun, form, expected):
-    assert td.particle(noun, form) == expected
+    assert tl.particle(noun, form) == expected
     assert noun + expected == tossi.postfix(noun, form)
 
 
@@ -226,8 +227,8 @@ def test_particles_of_known_words(noun, form, expected):
 
 
 def test_every_verb_of_the_lexicon_is_conjugated_as_the_table_says():
-    assert {v.korean for v in td.LEXICON.verbs} == set(VERB_TABLE)
-    for verb in td.LEXICON.verbs:
+    assert {v.korean for v in tl.LEXICON.verbs} == set(VERB_TABLE)
+    for verb in tl.LEXICON.verbs:
         forms = verb.forms
         got = (forms["present"], forms["past"], forms["future"], forms["negative"])
         assert got == VERB_TABLE[verb.korean], verb.korean
@@ -235,16 +236,16 @@ def test_every_verb_of_the_lexicon_is_conjugated_as_the_table_says():
 
 @pytest.mark.parametrize(("verb", "expected"), list(MORE_VERBS.items()))
 def test_conjugation_rules_on_verbs_outside_the_lexicon(verb, expected):
-    forms = td.conjugate(*verb)
+    forms = tl.conjugate(*verb)
     assert (forms["present"], forms["past"], forms["future"], forms["negative"]) == expected
 
 
 def test_every_adjective_takes_its_attributive_form_from_the_table():
-    assert {a.korean for a in td.LEXICON.adjectives} == set(ADJECTIVE_TABLE)
-    for adjective in td.LEXICON.adjectives:
+    assert {a.korean for a in tl.LEXICON.adjectives} == set(ADJECTIVE_TABLE)
+    for adjective in tl.LEXICON.adjectives:
         assert adjective.attributive == ADJECTIVE_TABLE[adjective.korean], adjective.korean
     for (word, irregular), expected in MORE_ADJECTIVES.items():
-        assert td.attributive(word, irregular) == expected
+        assert tl.attributive(word, irregular) == expected
 
 
 @pytest.mark.parametrize(
@@ -467,7 +468,7 @@ def test_more_adjectives_make_more_sentences():
     assert td.count_sentences(3) == td.count_sentences(1) ** 3
     assert td.count_sentences(1) > 10**12
     no_adjectives = td.generate_pairs(500, 0, 1, 1, max_adjectives=0)
-    adjectives = {a.english for a in td.LEXICON.adjectives}
+    adjectives = {a.english for a in tl.LEXICON.adjectives}
     assert not any(set(p.source) & adjectives for p in no_adjectives)
 
 
@@ -524,11 +525,11 @@ def test_bad_arguments_raise_clear_errors():
     with pytest.raises(TypeError, match="pair must be a Pair"):
         td.alignment_matrix(("the", "cat"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="form must be one of"):
-        td.particle("고양이", "의")
+        tl.particle("고양이", "의")
     with pytest.raises(ValueError, match="dictionary form ending in 다"):
-        td.conjugate("먹")
+        tl.conjugate("먹")
     with pytest.raises(ValueError, match="irregular must be"):
-        td.conjugate("먹다", "ㄱ")
+        tl.conjugate("먹다", "ㄱ")
 
 
 @pytest.mark.parametrize(

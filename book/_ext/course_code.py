@@ -1,6 +1,6 @@
 """``{course-code}``: show a function or method of the package without its docstring.
 
-    ```{course-code} course_utils.rnn.RecurrentLayer._scan
+    ```{course-code} course_utils.rnn.RecurrentLayer.scan
     ```
 
 The chapter's prose has explained what the function does; its docstring is

@@ -19,8 +19,10 @@ Modules mirror the book's chapters (see each module's docstring):
 - ``rnn``      : 6장 순환 신경망 — the recurrent layer from scratch and a language model on top
 - ``bptt``     : 7장 BPTT — backpropagation through time by hand, vanishing and exploding gradients
 - ``lstm``     : 8장 LSTM과 GRU — gated cells from scratch, equal to torch's
-- ``seq2seq``  : 9장 Seq2seq — encoder-decoder, teacher forcing, greedy/beam/sampling decoding, BLEU
+- ``seq2seq``  : 9장 Seq2seq — encoder-decoder, teacher forcing, greedy/beam/sampling decoding
+- ``bleu``     : 9장 — BLEU from scratch, equal to sacrebleu's
 - ``translation_data``: 9–10장 — a generated English→Korean corpus with gold alignments
+- ``translation_lexicon``: 9–10장 — its lexicon, Hangul syllables and verb conjugation
 - ``gettext_corpus``: 9–10장 — English→Korean pairs from the Debian packages' Korean translations
 - ``attention``: 10장 어텐션 — Bahdanau's and Luong's attention, masking, alignments
 - ``self_attentive``: 10장 — Lin et al.'s structured self-attentive sentence embedding

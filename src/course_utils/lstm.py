@@ -199,7 +199,7 @@ class LSTM(RecurrentLayer):
     ) -> State:
         return lstm_cell(x_proj, state, weight_hh, bias_hh)
 
-    def _scan(
+    def scan(
         self,
         x_proj: torch.Tensor,
         state: State,
@@ -220,7 +220,7 @@ class AutogradLSTM(LSTM):
     hand-written backward pass of :class:`LSTMSequence` buys.
     """
 
-    _scan = RecurrentLayer._scan
+    scan = RecurrentLayer.scan
 
 
 class GRU(RecurrentLayer):

@@ -108,9 +108,9 @@ class NGramLM:
             return (self.counts[m][(*history, token)] + self.k) / (
                 self._total[m][history] + self.k * len(self.vocab)
             )
-        return self._kneser_ney(token, history)
+        return self.kneser_ney(token, history)
 
-    def _kneser_ney(self, token: Token, history: Context) -> float:
+    def kneser_ney(self, token: Token, history: Context) -> float:
         m = len(history) + 1
         total = self._total[m][history]
         if m == 1:
@@ -118,7 +118,7 @@ class NGramLM:
                 return self._stat[1][(token,)] / total
             lower = 1 / len(self.vocab)
         else:
-            lower = self._kneser_ney(token, history[1:])
+            lower = self.kneser_ney(token, history[1:])
             if total == 0:  # history never seen: all the mass goes to the shorter history
                 return lower
         kept = max(self._stat[m][(*history, token)] - self.discount, 0.0) / total

@@ -219,7 +219,7 @@ class RecurrentLayer(nn.Module):
                 # The input half of every gate for every step in one matrix product.
                 x_proj = F.linear(xs, weight_ih, bias_ih)  # (T, B, G·H)
                 state = tuple(part[index] for part in start)  # each (B, H)
-                hs, state = self._scan(
+                hs, state = self.scan(
                     x_proj,
                     state,
                     getattr(self, f"weight_hh{suffix}"),
@@ -233,7 +233,7 @@ class RecurrentLayer(nn.Module):
         stacked = tuple(torch.stack([s[k] for s in finals]) for k in range(self.state_size))
         return output, (stacked if self.state_size == 2 else stacked[0])
 
-    def _scan(
+    def scan(
         self,
         x_proj: torch.Tensor,
         state: State,

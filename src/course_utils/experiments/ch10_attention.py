@@ -66,9 +66,7 @@ from course_utils.seq2seq import (
 from course_utils.train import (
     History,
 )
-from course_utils.translation_data import (
-    Splits,
-)
+from course_utils.translation_data import Splits
 from course_utils.vocab import (
     Vocab,
 )

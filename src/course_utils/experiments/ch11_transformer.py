@@ -50,7 +50,10 @@ from course_utils.transformer import (
     TransformerSize,
     recorded_weights,
 )
-from course_utils.translation_data import Pair, Splits
+from course_utils.translation_data import (
+    Pair,
+    Splits,
+)
 
 __all__ = [
     "PAPER_SIZES",
