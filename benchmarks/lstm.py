@@ -25,7 +25,10 @@ from pathlib import Path
 
 import torch
 
-from course_utils.lstm import LSTM, AutogradLSTM
+from course_utils.lstm import (
+    LSTM,
+    AutogradLSTM,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADLINE = "adding problem, T=100 (8장)"

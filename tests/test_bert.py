@@ -57,6 +57,10 @@ from course_utils.datasets import (
     load_lee_corpus,
     split_lines,
 )
+from course_utils.experiments.ch06_rnn import (
+    source_lines,
+    spacing_stream,
+)
 from course_utils.experiments.ch12_finetuning import (
     FinetuneComparison,
     FinetuneResult,
@@ -83,7 +87,6 @@ from course_utils.experiments.ch12_pretraining import (
     wordpiece_agreement,
 )
 from course_utils.gettext_corpus import gettext_splits
-from course_utils.rnn import source_lines, spacing_stream
 from course_utils.train import (
     adamw_with_warmup,
 )

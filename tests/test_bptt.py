@@ -5,18 +5,23 @@ import pytest
 import torch
 
 from course_utils.bptt import (
-    gradient_norm_sweep,
     init_params,
     rnn_backward,
     rnn_forward,
     rnn_loss_and_grads,
-    run_clipping,
-    run_echo_truncation,
     softmax_cross_entropy,
     truncated_bptt_epoch,
 )
+from course_utils.experiments.ch07_bptt import (
+    gradient_norm_sweep,
+    run_clipping,
+    run_echo_truncation,
+)
 from course_utils.gradcheck import numerical_gradient, relative_error
-from course_utils.rnn import RNN, RNNLanguageModel
+from course_utils.rnn import (
+    RNN,
+    RNNLanguageModel,
+)
 from course_utils.sequences import echo_task
 from course_utils.train import NonFiniteLossError
 

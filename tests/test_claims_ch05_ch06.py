@@ -12,14 +12,14 @@ import math
 import pytest
 
 from course_utils.datasets import korean_char_split
-from course_utils.ngram import NGramLM, compare_smoothing
-from course_utils.rnn import (
+from course_utils.experiments.ch06_rnn import (
     char_lm_config,
     run_line_classifier,
     run_spacing_tagger,
     sample_at_temperatures,
     train_char_lm,
 )
+from course_utils.ngram import NGramLM, compare_smoothing
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +92,7 @@ def test_spacing_tagger_beats_never_spacing(chars):
 
 def test_tanh_state_stays_bounded_while_relu_state_blows_up():
     """6장, 왜 tanh인가: with W_hh of spectral radius 2, ReLU grows every step, tanh stays under √H."""
-    from course_utils.rnn import state_norms
+    from course_utils.experiments.ch06_rnn import state_norms
 
     norms = state_norms()
     tanh, relu = norms.norms["tanh"], norms.norms["relu"]

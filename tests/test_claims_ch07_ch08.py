@@ -13,10 +13,14 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils.bptt import gradient_norm_sweep, run_clipping, run_echo_truncation
 from course_utils.datasets import korean_char_split
 from course_utils.device import run_size
-from course_utils.lstm import (
+from course_utils.experiments.ch07_bptt import (
+    gradient_norm_sweep,
+    run_clipping,
+    run_echo_truncation,
+)
+from course_utils.experiments.ch08_lstm_gru import (
     ADDING_LENGTHS,
     char_lm_comparison_config,
     input_sensitivity,

@@ -11,13 +11,19 @@ import pytest
 import torch
 
 from course_utils.datasets import korean_char_split
-from course_utils.lstm import (
+from course_utils.experiments.ch06_rnn import (
+    CharLMConfig,
+    char_lm_config,
+    char_vocab,
+    train_char_lm,
+)
+from course_utils.experiments.ch08_lstm_gru import (
     CHAR_LM_COMPARISON_EPOCHS,
     char_lm_comparison_config,
-    recurrent_parameter_count,
     run_char_language_models,
 )
-from course_utils.rnn import CharLMConfig, char_lm_config, char_vocab, perplexity, train_char_lm
+from course_utils.lstm import recurrent_parameter_count
+from course_utils.rnn import perplexity
 
 TINY = CharLMConfig(epochs=2, embedding_size=8, hidden_size=16, batch_size=8, num_steps=16)
 TEXT = list(

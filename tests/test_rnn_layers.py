@@ -5,8 +5,20 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_utils.lstm import GRU, LSTM, LSTMSequence, SequenceRegressor, recurrent_parameter_count
-from course_utils.rnn import RNN, RNNLanguageModel, generate, lm_loss, perplexity
+from course_utils.lstm import (
+    GRU,
+    LSTM,
+    LSTMSequence,
+    SequenceRegressor,
+    recurrent_parameter_count,
+)
+from course_utils.rnn import (
+    RNN,
+    RNNLanguageModel,
+    generate,
+    lm_loss,
+    perplexity,
+)
 
 PAIRS = {"rnn": (RNN, torch.nn.RNN), "lstm": (LSTM, torch.nn.LSTM), "gru": (GRU, torch.nn.GRU)}
 
@@ -172,7 +184,7 @@ def test_temperature_sharpens_and_flattens_the_distribution():
 
 
 def test_adding_problem_runner_is_seeded_and_validates_steps():
-    from course_utils.lstm import run_adding_problem
+    from course_utils.experiments.ch08_lstm_gru import run_adding_problem
 
     first = run_adding_problem("gru", 6, steps=20, device="cpu")
     second = run_adding_problem("gru", 6, steps=20, device="cpu")
@@ -186,7 +198,10 @@ def test_adding_problem_runner_is_seeded_and_validates_steps():
 
 def test_readable_cells_match_torch_cells():
     """lstm_cell and gru_cell are the equations the book shows; they equal torch's cells."""
-    from course_utils.lstm import gru_cell, lstm_cell
+    from course_utils.lstm import (
+        gru_cell,
+        lstm_cell,
+    )
 
     torch.manual_seed(4)
     x, h, c = torch.randn(3, 5), torch.randn(3, 7), torch.randn(3, 7)
@@ -225,7 +240,7 @@ def test_lstm_through_the_readable_cell_equals_the_fused_sequence():
 
 
 def test_adding_problem_result_records_the_settings_it_ran_with():
-    from course_utils.lstm import run_adding_problem
+    from course_utils.experiments.ch08_lstm_gru import run_adding_problem
 
     result = run_adding_problem("rnn", 6, steps=20, hidden_size=8, lr=0.05, clip_norm=0.5,
                                 test_size=50, device="cpu")  # fmt: skip
@@ -235,7 +250,7 @@ def test_adding_problem_result_records_the_settings_it_ran_with():
 
 
 def test_timing_ratio_is_the_median_of_per_round_ratios():
-    from course_utils.lstm import Timing
+    from course_utils.experiments.ch08_lstm_gru import Timing
 
     timing = Timing({"a": [1.0, 4.0, 3.0], "b": [2.0, 2.0, 1.0]}, (1, 2, 3))
     assert timing.median("a") == 3.0
@@ -243,7 +258,11 @@ def test_timing_ratio_is_the_median_of_per_round_ratios():
 
 
 def test_timed_layers_share_weights_and_are_timed_every_round():
-    from course_utils.lstm import AutogradLSTM, time_forward_backward, time_recurrent_layers
+    from course_utils.experiments.ch08_lstm_gru import (
+        time_forward_backward,
+        time_recurrent_layers,
+    )
+    from course_utils.lstm import AutogradLSTM
 
     timing = time_recurrent_layers(batch_size=2, length=3, hidden_size=4, rounds=2)
     assert set(timing.seconds) == {"torch.nn.LSTM", "LSTM", "AutogradLSTM", "torch.nn.GRU", "GRU"}
@@ -259,7 +278,10 @@ def test_timed_layers_share_weights_and_are_timed_every_round():
 
 
 def test_char_vocab_and_the_sized_configurations():
-    from course_utils.rnn import char_lm_config, char_vocab
+    from course_utils.experiments.ch06_rnn import (
+        char_lm_config,
+        char_vocab,
+    )
 
     vocab = char_vocab(list("abca"))
     assert vocab.tokens == ["<unk>", "a", "b", "c"] and vocab.encode(["z"]) == [0]
@@ -271,7 +293,10 @@ def test_char_vocab_and_the_sized_configurations():
 
 
 def test_train_char_lm_is_seeded_and_scores_the_whole_held_out_text():
-    from course_utils.rnn import CharLMConfig, train_char_lm
+    from course_utils.experiments.ch06_rnn import (
+        CharLMConfig,
+        train_char_lm,
+    )
 
     text = list("가나다라 마바사아\n자차카 타파하\n" * 20)
     config = CharLMConfig(epochs=2, embedding_size=4, hidden_size=8, batch_size=4, num_steps=8)
@@ -286,7 +311,11 @@ def test_train_char_lm_is_seeded_and_scores_the_whole_held_out_text():
 
 
 def test_lines_are_padded_on_the_left_and_spaces_become_labels():
-    from course_utils.rnn import char_vocab, encode_lines, spacing_stream
+    from course_utils.experiments.ch06_rnn import (
+        char_vocab,
+        encode_lines,
+        spacing_stream,
+    )
     from course_utils.vocab import Vocab
 
     vocab = Vocab(list("abc"), specials=["<pad>", "<unk>"])
@@ -299,7 +328,11 @@ def test_lines_are_padded_on_the_left_and_spaces_become_labels():
 
 
 def test_restore_spacing_puts_spaces_where_the_model_says():
-    from course_utils.rnn import char_vocab, restore_spacing, spacing_stream
+    from course_utils.experiments.ch06_rnn import (
+        char_vocab,
+        restore_spacing,
+        spacing_stream,
+    )
 
     vocab = char_vocab(list("ab cd"))
     text = list("ab cd e")  # "e" is unknown to the vocabulary and is shown as written
@@ -317,7 +350,10 @@ def test_restore_spacing_puts_spaces_where_the_model_says():
 
 
 def test_the_two_small_tasks_report_their_baselines_and_are_seeded():
-    from course_utils.rnn import run_spacing_tagger, source_lines
+    from course_utils.experiments.ch06_rnn import (
+        run_spacing_tagger,
+        source_lines,
+    )
 
     text = list("국민의 권리 국회의 의결 법률로 정한다\n" * 20)
     first = run_spacing_tagger(text, text[:40], epochs=1, num_steps=8, device="cpu",
@@ -332,7 +368,10 @@ def test_the_two_small_tasks_report_their_baselines_and_are_seeded():
 
 
 def test_temperature_samples_measure_copying_and_repeating():
-    from course_utils.rnn import char_vocab, sample_at_temperatures
+    from course_utils.experiments.ch06_rnn import (
+        char_vocab,
+        sample_at_temperatures,
+    )
 
     train = list("abcabcabd")
     vocab = char_vocab(train)
@@ -394,7 +433,7 @@ def test_front_padding_puts_the_last_character_last_and_packing_needs_back_paddi
     """6장's padding sentences: encode_lines pads in front; torch pads behind and packs."""
     from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 
-    from course_utils.rnn import encode_lines
+    from course_utils.experiments.ch06_rnn import encode_lines
     from course_utils.vocab import Vocab
 
     vocab = Vocab(list("가나다라"), specials=["<pad>", "<unk>"])
@@ -416,7 +455,7 @@ def test_front_padding_puts_the_last_character_last_and_packing_needs_back_paddi
 
 
 def test_state_norms_are_seeded_bounded_for_tanh_and_validate_their_input():
-    from course_utils.rnn import state_norms
+    from course_utils.experiments.ch06_rnn import state_norms
 
     result = state_norms(spectral_radius=0.5, steps=6, hidden_size=5, input_size=2, batch_size=3)
     assert set(result.norms) == {"tanh", "relu"}

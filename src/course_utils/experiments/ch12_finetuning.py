@@ -201,7 +201,7 @@ def finetune_spacing(
     budget.
     """
     from course_utils.device import get_device, seed_everything
-    from course_utils.rnn import spacing_stream
+    from course_utils.experiments.ch06_rnn import spacing_stream
     from course_utils.sequences import lm_windows
 
     config = check_config(config)
@@ -495,7 +495,10 @@ def run_korean_finetuning(
     one core, ``COURSE_CACHE=off``) everything trains here, in turn.
     """
     from course_utils.datasets import korean_char_split
-    from course_utils.rnn import run_line_classifier, run_spacing_tagger
+    from course_utils.experiments.ch06_rnn import (
+        run_line_classifier,
+        run_spacing_tagger,
+    )
 
     config = check_config(config)
     start = time.perf_counter()

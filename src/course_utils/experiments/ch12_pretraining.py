@@ -329,7 +329,7 @@ def korean_task_splits(validation: bool = False) -> KoreanSplits:
     test text are the same held-out lines.
     """
     from course_utils.datasets import korean_corpus_lines, split_lines
-    from course_utils.rnn import source_lines
+    from course_utils.experiments.ch06_rnn import source_lines
 
     labelled = source_lines()
     lines = korean_corpus_lines()
@@ -395,7 +395,7 @@ def korean_char_vocab(lines: Sequence[str]) -> WordPieceVocab:
 
 def char_ids(chars: Sequence[str], vocab: WordPieceVocab) -> torch.Tensor:
     """The ids of the characters that are not spaces (N,); an unknown character is ``[UNK]``."""
-    from course_utils.rnn import spacing_stream
+    from course_utils.experiments.ch06_rnn import spacing_stream
 
     return spacing_stream(chars, vocab)[0]
 
