@@ -564,3 +564,9 @@ def test_comparison_rejects_an_unknown_model_before_training():
     with pytest.raises(ValueError, match="unknown model 'transformer': expected some of"):
         run_attention_comparison(data, splits, TINY, names=("luong", "transformer"))
     assert COMPARED_MODELS == ("seq2seq", "bahdanau", "luong")
+
+
+@pytest.mark.parametrize("positions", [[5], [-1], [0, 2]])
+def test_alignment_accuracy_refuses_gold_positions_outside_the_source(positions):
+    with pytest.raises(ValueError, match=r"gold source positions must be in 0 … 1"):
+        alignment_accuracy([torch.tensor([[0.5, 0.5]])], [[positions]])

@@ -579,3 +579,21 @@ def test_command_line_prints_the_missing_packages():
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
     )
     assert run.stdout.split() == gc.missing_packages()
+
+
+def test_read_mo_names_the_file_for_an_unknown_charset_or_bad_bytes(tmp_path):
+    unknown = write_mo(
+        tmp_path / "unknown.mo", {"Open": "열기"}, header="Content-Type: text/plain; charset=NOPE\n"
+    )
+    with pytest.raises(ValueError, match=r"unknown\.mo: its header names an unknown charset 'NOPE'"):
+        gc.read_mo(unknown)
+    latin = write_mo(
+        tmp_path / "latin.mo", {"Open": "열기"}, header="Content-Type: text/plain; charset=ASCII\n"
+    )
+    with pytest.raises(ValueError, match=r"latin\.mo: string \d+ is not valid ASCII"):
+        gc.read_mo(latin)
+
+
+def test_gettext_splits_names_pairs_that_are_not_gettext_pairs():
+    with pytest.raises(TypeError, match="pairs must be a list of GettextPair"):
+        gc.gettext_splits(pairs=[("Open", "열기")])  # a plain tuple has no .english

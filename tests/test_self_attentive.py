@@ -305,7 +305,7 @@ def test_attention_layer_rejects_bad_sizes_and_masks():
 
 
 def test_penalty_and_distinctness_reject_bad_attention():
-    with pytest.raises(ValueError, match=r"\(batch, hops, seq_len\), got \(4, 5\)"):
+    with pytest.raises(ValueError, match=r"\(batch, hops, seq_len\) with batch >= 1, got \(4, 5\)"):
         attention_penalty(torch.rand(4, 5))
     with pytest.raises(TypeError, match=r"torch\.Tensor, got ndarray"):
         attention_penalty(np.ones((1, 2, 3)))
@@ -350,3 +350,8 @@ def test_penalty_of_the_chapters_worked_example():
     same[0, :, 1] = 1
     assert attention_penalty(distinct).item() == 0
     assert attention_penalty(same).item() == 4 * 3 == math.perm(4, 2)
+
+
+def test_the_penalty_of_an_empty_batch_is_an_error_not_nan():
+    with pytest.raises(ValueError, match="batch >= 1"):
+        attention_penalty(torch.ones(0, 2, 5))

@@ -468,3 +468,10 @@ def test_the_transformer_refuses_lengths_that_disagree_with_the_pads():
     model.encode(source, torch.tensor([3, 2]))
     with pytest.raises(ValueError, match="source_lengths must agree"):
         model.encode(source, torch.tensor([3, 3]))
+
+
+def test_a_target_of_only_pads_is_an_error_not_nan():
+    from course_utils.seq2seq import PAD, sequence_loss
+
+    with pytest.raises(ValueError, match="every target position is <pad>"):
+        sequence_loss(torch.randn(2, 3, 7), torch.full((2, 3), PAD))

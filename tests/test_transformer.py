@@ -1100,3 +1100,15 @@ def test_bad_input_is_named_where_torch_would_broadcast_or_fail_deep_inside():
         split_heads(torch.ones(5), 2)
     with pytest.raises(ValueError, match="num_heads must be an int >= 1"):
         split_heads(torch.ones(1, 2, 4), 0)
+
+
+def test_layer_norm_and_positions_name_bad_input():
+    with pytest.raises(ValueError, match=r"LayerNorm expects \(…, 4\) features, got \(\)"):
+        LayerNorm(4)(torch.tensor(1.0))
+    for encoding in (SinusoidalPositionalEncoding(8, 10), LearnedPositionalEmbedding(8, 10)):
+        with pytest.raises(ValueError, match=r"x must be a \(B, T, d_model = 8\) tensor"):
+            encoding(torch.ones(1, 3, 6))
+        with pytest.raises(ValueError, match="got list"):
+            encoding([[1.0]])
+        with pytest.raises(ValueError, match="offset must be an int >= 0"):
+            encoding(torch.ones(1, 3, 8), -1)

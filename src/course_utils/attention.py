@@ -383,6 +383,11 @@ def alignment_accuracy(
             )
         best = matrix[: len(gold)].argmax(dim=-1).tolist()
         for j, positions in enumerate(gold):
+            if any(not 0 <= p < matrix.shape[1] for p in positions):
+                raise ValueError(
+                    f"alignments[{i}][{j}] = {list(positions)}: gold source positions must be in "
+                    f"0 … {matrix.shape[1] - 1} (weights[{i}] has S = {matrix.shape[1]} columns)"
+                )
             if positions:
                 total += 1
                 hits += best[j] in positions

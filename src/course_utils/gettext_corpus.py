@@ -219,9 +219,18 @@ def read_mo(path: str | Path) -> list[MoEntry]:
             match = _CHARSET.search(translation)
             if match:
                 charset = match.group(1).decode("ascii")
+    try:
+        "".encode(charset)
+    except LookupError:
+        raise ValueError(f"{path}: its header names an unknown charset {charset!r}") from None
     entries = []
-    for msgid_bytes, msgstr_bytes in raw:
-        msgid, msgstr = msgid_bytes.decode(charset), msgstr_bytes.decode(charset)
+    for i, (msgid_bytes, msgstr_bytes) in enumerate(raw):
+        try:
+            msgid, msgstr = msgid_bytes.decode(charset), msgstr_bytes.decode(charset)
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"{path}: string {i} is not valid {charset} ({error.reason} at byte {error.start})"
+            ) from None
         context: str | None = None
         if "\x04" in msgid:
             context, msgid = msgid.split("\x04", 1)
@@ -645,7 +654,7 @@ def gettext_splits(
         )
     if pairs is None:
         pairs = load_gettext_pairs(packages, locale_dirs, max_tokens)
-    elif isinstance(pairs, (str, bytes)) or not all(isinstance(p, tuple) for p in pairs):
+    elif isinstance(pairs, (str, bytes)) or not all(isinstance(p, GettextPair) for p in pairs):
         raise TypeError("pairs must be a list of GettextPair (english, korean, catalogue)")
     splits: dict[str, list[GettextPair]] = {"train": [], "valid": [], "test": []}
     split_of: dict[tuple[str, ...], str] = {}

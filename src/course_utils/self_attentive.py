@@ -88,9 +88,10 @@ def _padding_bias(key_padding_mask: torch.Tensor, h: torch.Tensor) -> torch.Tens
 def _check_attention(attention: torch.Tensor) -> None:
     if not isinstance(attention, torch.Tensor):
         raise TypeError(f"attention must be a torch.Tensor, got {type(attention).__name__}")
-    if attention.dim() != 3:
+    if attention.dim() != 3 or attention.shape[0] == 0:
         raise ValueError(
-            f"expected attention A of shape (batch, hops, seq_len), got {tuple(attention.shape)}"
+            "expected attention A of shape (batch, hops, seq_len) with batch >= 1, "
+            f"got {tuple(attention.shape)}"
         )
 
 

@@ -212,6 +212,8 @@ def sequence_loss(logits: torch.Tensor, target_out: torch.Tensor) -> torch.Tenso
             f"logits must be (B, T, V) and target_out (B, T), got {tuple(logits.shape)} "
             f"and {tuple(target_out.shape)}"
         )
+    if not bool((target_out != PAD).any()):
+        raise ValueError("every target position is <pad>: there is no token to score")
     return F.cross_entropy(logits.flatten(0, 1), target_out.flatten(), ignore_index=PAD)
 
 

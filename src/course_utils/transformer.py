@@ -348,9 +348,10 @@ class LayerNorm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(normalized_shape))  # β
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.shape[-1] != self.weight.shape[0]:
+        if not isinstance(x, torch.Tensor) or x.dim() < 1 or x.shape[-1] != self.weight.shape[0]:
             raise ValueError(
-                f"LayerNorm expects (…, {self.weight.shape[0]}) features, got {tuple(x.shape)}"
+                f"LayerNorm expects (…, {self.weight.shape[0]}) features, got "
+                f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
             )
         centered = x - x.mean(dim=-1, keepdim=True)  # (…, d_model): x − μ
         variance = (centered * centered).mean(
@@ -387,7 +388,11 @@ def position_shift_matrix(k: int, d_model: int) -> torch.Tensor:
     return matrix
 
 
-def _check_positions(length: int, offset: int, max_len: int) -> None:
+def _check_positions(x: torch.Tensor, offset: int, max_len: int, d_model: int) -> None:
+    if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != d_model:
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"x must be a (B, T, d_model = {d_model}) tensor, got {got}")
+    length = x.shape[1]
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be an int >= 0 (the first position), got {offset!r}")
     if offset + length > max_len:
@@ -404,11 +409,11 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.max_len, self.d_model = max_len, d_model
         self.register_buffer("table", sinusoidal_table(max_len, d_model), persistent=False)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        _check_positions(x.shape[1], offset, self.max_len)
+        _check_positions(x, offset, self.max_len, self.d_model)
         return x + self.table[offset : offset + x.shape[1]]
 
 
@@ -417,11 +422,11 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.max_len, self.d_model = max_len, d_model
         self.embedding = nn.Embedding(max_len, d_model)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        _check_positions(x.shape[1], offset, self.max_len)
+        _check_positions(x, offset, self.max_len, self.d_model)
         return x + self.embedding.weight[offset : offset + x.shape[1]]
 
 
