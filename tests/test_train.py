@@ -82,3 +82,32 @@ def test_evaluate_and_bad_input():
     with pytest.raises(ValueError, match="max_norm"):
         clip_grad_norm(model.parameters(), 0)
     assert clip_grad_norm(torch.nn.Linear(2, 2).parameters(), 1.0) == 0.0
+
+
+def test_one_warmup_schedule_gives_the_transformers_and_berts_learning_rates():
+    from course_utils.train import warmup_schedule
+
+    def rates(schedule, steps):
+        out = []
+        for _ in range(steps):
+            out.append(schedule.get_last_lr()[0])
+            schedule.optimizer.step()
+            schedule.step()
+        return out
+
+    def optimizer():
+        return torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=2.0)
+
+    warmup = 4
+    # 11장: linear warm-up, then constant: min(1, (step + 1) / warmup)
+    assert rates(warmup_schedule(optimizer(), warmup), 8) == [
+        2.0 * min(1.0, (step + 1) / warmup) for step in range(8)
+    ]
+    # BERT: linear warm-up, then linear decay to 0 at `total`
+    total = 10
+    expected = [
+        2.0
+        * ((step + 1) / warmup if step < warmup else max(0.0, (total - step) / (total - warmup)))
+        for step in range(12)
+    ]
+    assert rates(warmup_schedule(optimizer(), warmup, total), 12) == expected

@@ -47,6 +47,7 @@ from course_utils.device import (
 from course_utils.train import (
     History,
     fit,
+    warmup_schedule,
 )
 from course_utils.vocab import (
     SEQ_SPECIALS,
@@ -665,12 +666,7 @@ def train_seq2seq(
     seed_everything(config.seed)
     model.to(target)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
-    scheduler = None
-    if config.warmup_steps > 0:
-        warmup = config.warmup_steps
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: min(1.0, (step + 1) / warmup)
-        )
+    scheduler = warmup_schedule(optimizer, config.warmup_steps) if config.warmup_steps > 0 else None
     return fit(
         model,
         batches,

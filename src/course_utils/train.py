@@ -27,6 +27,7 @@ __all__ = [
     "evaluate",
     "finite_loss_value",
     "fit",
+    "warmup_schedule",
 ]
 
 Batch = Any
@@ -152,11 +153,21 @@ def adamw_with_warmup(
          {"params": no_decay, "weight_decay": 0.0}],
         lr=learning_rate,
     )  # fmt: skip
+    return optimizer, warmup_schedule(optimizer, warmup, total)
+
+
+def warmup_schedule(
+    optimizer: torch.optim.Optimizer, warmup: int, total: int | None = None
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """The learning rate times (step + 1) / warmup over the first ``warmup`` steps, then 1
+    (``total`` None: 11장's Transformer) or down linearly to 0 at step ``total`` (BERT)."""
     warmup = max(1, warmup)
 
     def factor(step: int) -> float:  # step = optimizer steps taken so far
         if step < warmup:
             return (step + 1) / warmup
+        if total is None:
+            return 1.0
         return max(0.0, (total - step) / max(1, total - warmup))
 
-    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
