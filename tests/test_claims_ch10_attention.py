@@ -1,7 +1,7 @@
 """The outcomes that 10장 어텐션 states in words, re-measured.
 
 Each test calls the chapter's own experiment function
-(:func:`course_utils.attention.run_attention_comparison`) with the chapter's
+(:func:`course_utils.experiments.ch10_attention.run_attention_comparison`) with the chapter's
 configuration (``translation_config()``, ``generated_data(config)``), so that a
 sentence such as "with attention the in-range length curve is flat" fails
 loudly if it stops being true. The chapter checks the same statements with

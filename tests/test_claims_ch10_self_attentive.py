@@ -1,7 +1,7 @@
 """The outcomes that 10장's "번역 너머의 어텐션" section states in words, re-measured.
 
 Each test calls the section's own experiment function
-(:func:`course_utils.self_attentive.run_penalty_experiment`) with the chapter's
+(:func:`course_utils.experiments.ch10_attention.run_penalty_experiment`) with the chapter's
 settings, so that a sentence such as "the penalty pulls the hops apart" fails
 loudly if it stops being true. The chapter checks the same statements with
 ``claim`` when the book is built.

@@ -1,7 +1,7 @@
 """8장's language-model comparison: 6장's character task with torch's RNN, LSTM and GRU.
 
 ``run_char_language_models`` must be 6장's experiment with only the recurrent
-layer swapped: for the RNN it reproduces :func:`course_utils.rnn.train_char_lm`
+layer swapped: for the RNN it reproduces :func:`course_utils.experiments.ch06_rnn.train_char_lm`
 (same initial weights, windows, dropout and held-out perplexity).
 """
 

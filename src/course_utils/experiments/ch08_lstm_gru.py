@@ -307,7 +307,8 @@ def run_char_language_models(
 ) -> CharLMComparison:
     """Train 6장's character language model once per cell with ``torch.nn.RNN/LSTM/GRU``.
 
-    Everything but the recurrent layer is 6장's :func:`~course_utils.rnn.train_char_lm`:
+    Everything but the recurrent layer is 6장's
+    :func:`~course_utils.experiments.ch06_rnn.train_char_lm`:
     the vocabulary, the model around the layer, the windows, the loss, Adam,
     clipping, the seeds and the held-out perplexity. Every cell starts from the
     same seed and sees the same windows in the same order; with the same seed,

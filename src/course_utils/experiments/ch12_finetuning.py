@@ -489,8 +489,8 @@ def run_korean_finetuning(
 
     The trainings run in two worker processes (:func:`start_korean_training`;
     already started, or started here) while this process runs 6장's own
-    :func:`~course_utils.rnn.run_line_classifier` and
-    :func:`~course_utils.rnn.run_spacing_tagger` with their own settings;
+    :func:`~course_utils.experiments.ch06_rnn.run_line_classifier` and
+    :func:`~course_utils.experiments.ch06_rnn.run_spacing_tagger` with their own settings;
     then every result is read back from the cache. Without workers (a GPU,
     one core, ``COURSE_CACHE=off``) everything trains here, in turn.
     """
