@@ -585,7 +585,9 @@ def test_read_mo_names_the_file_for_an_unknown_charset_or_bad_bytes(tmp_path):
     unknown = write_mo(
         tmp_path / "unknown.mo", {"Open": "열기"}, header="Content-Type: text/plain; charset=NOPE\n"
     )
-    with pytest.raises(ValueError, match=r"unknown\.mo: its header names an unknown charset 'NOPE'"):
+    with pytest.raises(
+        ValueError, match=r"unknown\.mo: its header names an unknown charset 'NOPE'"
+    ):
         gc.read_mo(unknown)
     latin = write_mo(
         tmp_path / "latin.mo", {"Open": "열기"}, header="Content-Type: text/plain; charset=ASCII\n"
