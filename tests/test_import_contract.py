@@ -140,3 +140,9 @@ def test_the_book_shows_public_names_only():
             private = [p for p in target.split(".") if p[:1] == "_" and not p.endswith("__")]
             assert not private, f"{chapter.name} shows the private {target}: give it a public name"
     assert len(shown) > 100  # every chapter shows its code
+    named = re.findall(r"`(?:[\w.]+\.)?(_[a-z]\w*)`", chapter_texts())
+    assert not named, f"the book names private functions in its prose: {named}"
+
+
+def chapter_texts() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "book").glob("ch*.md")))

@@ -32,6 +32,7 @@ __all__ = [
     "SMOOTH_METHODS",
     "BLEUScore",
     "BLEUTiming",
+    "bleu_from_statistics",
     "brevity_penalty",
     "clipped_ngram_matches",
     "closest_reference_length",
@@ -199,7 +200,7 @@ def _check_smoothing(smooth_method: object, smooth_value: object) -> float | Non
     return smooth_value
 
 
-def _bleu_from_statistics(
+def bleu_from_statistics(
     counts: list[int],
     totals: list[int],
     sys_len: int,
@@ -270,7 +271,7 @@ def corpus_bleu(
             matches, total = clipped_ngram_matches(hyp, hyp_refs, n)
             counts[n - 1] += matches
             totals[n - 1] += total
-    return _bleu_from_statistics(
+    return bleu_from_statistics(
         counts, totals, sys_len, ref_len, smooth_method, value, bool(effective_order)
     )
 
