@@ -7,10 +7,7 @@
   modules, and experiments of its own or earlier chapters only.
 - Tests and benchmarks import no private name of ``course_utils``.
 - No module of ``course_utils`` is over 1,000 lines.
-
-``KNOWN`` lists what the modules not yet moved still do (issue 20 moves them a
-chapter at a time); it may only shrink: a new break fails, and so does an
-entry that no longer happens, so that the list is kept honest.
+- The book shows and names public functions only.
 """
 
 from __future__ import annotations
@@ -23,9 +20,6 @@ from conftest import ROOT
 
 PACKAGE = ROOT / "src" / "course_utils"
 MAX_LINES = 1000
-
-# (file, what it does): breaks in modules that issue 20 has not moved yet.
-KNOWN: set[tuple[str, str]] = set()
 
 
 def _module_name(path: Path) -> str:
@@ -100,11 +94,8 @@ def _breaks() -> set[tuple[str, str]]:
 
 
 def test_model_modules_and_experiments_keep_the_layout():
-    breaks = _breaks()
-    new = sorted(breaks - KNOWN)
-    gone = sorted(KNOWN - breaks)
-    assert not new, f"the layout's rules are broken here: {new}"
-    assert not gone, f"these no longer happen, take them out of KNOWN: {gone}"
+    breaks = sorted(_breaks())
+    assert not breaks, f"the layout's rules are broken here: {breaks}"
 
 
 def test_tests_and_benchmarks_import_no_private_names():
@@ -113,11 +104,7 @@ def test_tests_and_benchmarks_import_no_private_names():
         for module, name in _imports(path):
             if module.startswith("course_utils") and name and name[:1] == "_" and name[:2] != "__":
                 found.append(f"{path.relative_to(ROOT)}: {module}.{name}")
-    assert found == KNOWN_IN_TESTS, found
-
-
-# Private names the tests of modules not yet moved still read (issue 20).
-KNOWN_IN_TESTS: list[str] = []
+    assert not found, found
 
 
 def test_the_reader_sees_what_it_must():

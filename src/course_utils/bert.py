@@ -118,8 +118,7 @@ class BertConfig:
             "type_vocab_size",
         ):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+            check_int(value, name)
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"hidden_size = {self.hidden_size} must be divisible by num_attention_heads = "
@@ -314,8 +313,7 @@ HF_BUFFERS = ("embeddings.position_ids",)
 
 def hf_name_map(num_layers: int, pooler: bool = True) -> dict[str, str]:
     """Hugging Face's ``BertModel`` parameter names → ours, one by one."""
-    if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 0:
-        raise ValueError(f"num_layers must be an int >= 0, got {num_layers!r}")
+    check_int(num_layers, "num_layers", 0)
     names = {
         "embeddings.word_embeddings.weight": "embeddings.word.weight",
         "embeddings.position_embeddings.weight": "embeddings.position.weight",
@@ -469,8 +467,7 @@ def sentence_embeddings(
     """
     if isinstance(sentences, str) or not isinstance(sentences, Sequence) or not sentences:
         raise TypeError("sentences must be a non-empty sequence of str")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    check_int(batch_size, "batch_size")
     model.eval()
     out = []
     for start in range(0, len(sentences), batch_size):
@@ -820,8 +817,7 @@ def bert_parameter_count(
         ("max_positions", max_positions),
         ("type_vocab", type_vocab),
     ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        check_int(value, name)
     if heads is not None and (
         isinstance(heads, bool) or not isinstance(heads, int) or heads < 1 or hidden % heads
     ):

@@ -177,8 +177,7 @@ def brevity_penalty(hyp_len: int, ref_len: int) -> float:
     An empty hypothesis (c = 0) against a non-empty reference gets 0.
     """
     for value, name in ((hyp_len, "hyp_len"), (ref_len, "ref_len")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        check_int(value, name, 0)
     if hyp_len >= ref_len:
         return 1.0
     return math.exp(1 - ref_len / hyp_len) if hyp_len > 0 else 0.0

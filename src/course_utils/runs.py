@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from course_utils.checks import check_int
+
 __all__ = [
     "CACHE_ENV",
     "background_workers",
@@ -130,8 +132,7 @@ def background_workers() -> int:
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """``workers`` processes started fresh ("spawn": a forked child of a process that already
     runs torch threads can hang)."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    check_int(workers, "workers")
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
 

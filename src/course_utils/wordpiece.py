@@ -356,8 +356,7 @@ def truncate_pair(first: list[str], second: list[str], budget: int) -> tuple[lis
     (fast) tokenizer differs on one case only: when both texts end up equally
     cut and one token is left over, it gives that token to the second text.
     """
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise ValueError(f"budget must be an int >= 0, got {budget!r}")
+    check_int(budget, "budget", 0)
     first, second = list(first), list(second)
     while len(first) + len(second) > budget:
         (first if len(first) > len(second) else second).pop()

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from course_utils.checks import check_int
 from course_utils.datasets import (
     load_kobill,
     load_kolaw,
@@ -436,8 +437,7 @@ def state_norms(
         raise ValueError(f"spectral_radius must be > 0, got {spectral_radius!r}")
     for name, value in (("steps", steps), ("hidden_size", hidden_size),
                         ("input_size", input_size), ("batch_size", batch_size)):  # fmt: skip
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        check_int(value, name)
     generator = torch.Generator().manual_seed(seed)
     bound = 1 / math.sqrt(hidden_size)
     weights = {  # uniform in [-1/√H, 1/√H], as torch.nn.RNN initialises

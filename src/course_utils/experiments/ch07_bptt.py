@@ -19,6 +19,7 @@ from course_utils.bptt import (
     rnn_forward,
     truncated_bptt_epoch,
 )
+from course_utils.checks import check_int
 from course_utils.device import (
     get_device,
 )
@@ -87,8 +88,7 @@ def gradient_norm_sweep(
     unknown = [a for a in activations if a not in ACTIVATIONS]
     if unknown:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {unknown[0]!r}")
-    if isinstance(length, bool) or not isinstance(length, int) or length < 2:
-        raise ValueError(f"length must be an int >= 2, got {length!r}")
+    check_int(length, "length", 2)
     rng = np.random.default_rng(seed)
     orthogonal, _ = np.linalg.qr(rng.normal(size=(hidden_size, hidden_size)))
     xs = rng.normal(size=(length, batch_size, input_size))  # (T, B, I)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from course_utils.checks import check_int
 from course_utils.device import (
     get_device,
     run_size,
@@ -112,8 +113,7 @@ def run_adding_problem(
     ``device`` (default: :func:`course_utils.device.get_device`). The returned
     model is back on the CPU.
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 10:
-        raise ValueError(f"steps must be an int >= 10, got {steps!r}")
+    check_int(steps, "steps", 10)
     seed_everything(seed)
     target = get_device() if device is None else torch.device(device)
     model = SequenceRegressor(cell, 2, hidden_size, builtin=builtin).to(target)
@@ -196,8 +196,7 @@ def time_forward_backward(
     the machine's load hits all layers alike; one warm-up pass each comes first.
     The loss is the sum of the outputs.
     """
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
+    check_int(rounds, "rounds")
 
     def once(layer: nn.Module) -> float:
         layer.zero_grad(set_to_none=True)
