@@ -100,7 +100,7 @@ def test_bad_input_gets_clear_errors():
         train_bpe(["low"], -1)
     with pytest.raises(ValueError, match="min_frequency"):
         train_bpe(["low"], 1, min_frequency=0)
-    with pytest.raises(ValueError, match="ints >= 1"):
+    with pytest.raises(ValueError, match=r"the count of .low. must be an int >= 1"):
         train_bpe({"low": 0}, 1)
     with pytest.raises(TypeError, match="words must be str"):
         train_bpe([1, 2], 1)  # type: ignore[list-item]

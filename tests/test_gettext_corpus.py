@@ -456,7 +456,7 @@ def test_public_functions_validate_their_inputs(tmp_path):
         gc.tokenize("a", hangul="char")
     with pytest.raises(TypeError, match="english must be a str"):
         gc.clean_pair(None, "열기")
-    with pytest.raises(ValueError, match="max_tokens must be a positive int"):
+    with pytest.raises(ValueError, match="max_tokens must be an int >= 1"):
         gc.clean_pair("Open", "열기", max_tokens=0)
     with pytest.raises(ValueError, match="unknown packages \\['gtk'\\]"):
         gc.load_gettext_pairs(packages=["gtk"])

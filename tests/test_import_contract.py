@@ -133,3 +133,25 @@ def test_the_book_shows_public_names_only():
 
 def chapter_texts() -> str:
     return "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "book").glob("ch*.md")))
+
+
+#: ``isinstance(x, bool) or not isinstance(x, int…) or x < n``: the positive-int check by hand
+_HAND_INT_CHECK = re.compile(
+    r"isinstance\((?P<v>[\w.]+), bool\)\s+or not isinstance\((?P=v), [^)]*int[^)]*\)\s+or (?P=v) <"
+)
+
+
+def test_shared_plumbing_is_written_once():
+    """One int check (``checks.check_int``), one result cache and one worker pool (``runs``)."""
+    hand_checks, pools = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        where = str(path.relative_to(PACKAGE))
+        if path.name != "checks.py":
+            hand_checks += [f"{where}: {m.group(0)}" for m in _HAND_INT_CHECK.finditer(text)]
+        if path.name != "runs.py" and re.search(r"ProcessPoolExecutor|os\.replace\(", text):
+            pools.append(where)
+    assert not hand_checks, f"use checks.check_int: {hand_checks}"
+    assert not pools, f"the cache and the worker pool live in course_utils.runs: {pools}"
+    # the pattern catches the hand-written check it is meant to catch
+    assert _HAND_INT_CHECK.search("if isinstance(k, bool) or not isinstance(k, int) or k < 1:")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_utils.checks import check_int
+
 __all__ = ["ar_features", "fit_ar", "forecast_ar"]
 
 
 def _check_series(series: np.ndarray, tau: int) -> np.ndarray:
-    if isinstance(tau, bool) or not isinstance(tau, int) or tau < 1:
-        raise ValueError(f"tau must be an int >= 1, got {tau!r}")
+    check_int(tau, "tau")
     values = np.asarray(series, dtype=np.float64)
     if values.ndim != 1:
         raise ValueError(f"series must be 1-D (one value per time step), got shape {values.shape}")
@@ -45,8 +46,7 @@ def forecast_ar(history: np.ndarray, weights: np.ndarray, bias: float, steps: in
     values = np.asarray(history, dtype=np.float64)
     if values.ndim != 1 or values.size < tau:
         raise ValueError(f"history must be 1-D with at least tau={tau} values, got {values.shape}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be an int >= 0, got {steps!r}")
+    check_int(steps, "steps", 0)
     window = list(values[-tau:])  # window[-1] is the latest value, x_{t-1}
     out = []
     for _ in range(steps):

@@ -38,7 +38,13 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from course_utils.checks import check_int, load_state_dict_strict
+from course_utils.checks import (
+    check_attention_mask,
+    check_int,
+    check_same_shape,
+    check_token_ids,
+    load_state_dict_strict,
+)
 from course_utils.transformer import EncoderLayer, LayerNorm
 from course_utils.wordpiece import (
     WordPieceTokenizer,
@@ -231,54 +237,19 @@ class BertModel(nn.Module):
         token_type_ids: torch.Tensor | None,
     ) -> None:
         config = self.config
-        if not isinstance(input_ids, torch.Tensor) or input_ids.dtype != torch.long:
-            got = (
-                input_ids.dtype if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
-            )
-            raise TypeError(
-                f"input_ids must be an int64 (torch.long) tensor of token ids, got {got}"
-            )
-        if input_ids.dim() != 2 or input_ids.shape[1] == 0:
-            raise ValueError(f"input_ids must be (B, T) with T >= 1, got {tuple(input_ids.shape)}")
-        B, T = input_ids.shape
-        if input_ids.shape[1] > config.max_position_embeddings:
+        B, T = check_token_ids(input_ids, "input_ids", config.vocab_size)
+        if config.max_position_embeddings < T:
             raise ValueError(
                 f"the sequence has {T} tokens but the position table has only "
                 f"max_position_embeddings = {config.max_position_embeddings} positions: "
                 f"truncate it (encode(..., max_length={config.max_position_embeddings}))"
             )
-        bad = (input_ids < 0) | (input_ids >= config.vocab_size)
-        if bool(bad.any()):
-            raise ValueError(
-                f"unknown token id {int(input_ids[bad][0])}: "
-                f"ids must be in 0 … {config.vocab_size - 1}"
-            )
-        for name, tensor in (
-            ("token_type_ids", token_type_ids),
-            ("attention_mask", attention_mask),
-        ):
-            if tensor is None:
-                continue
-            if not isinstance(tensor, torch.Tensor) or tensor.shape != (B, T):
-                shape = (
-                    tuple(tensor.shape)
-                    if isinstance(tensor, torch.Tensor)
-                    else type(tensor).__name__
-                )
-                raise ValueError(f"{name} must be (B, T) = ({B}, {T}) like input_ids, got {shape}")
-            if tensor.is_floating_point():
-                raise TypeError(f"{name} must be an integer or bool tensor, got {tensor.dtype}")
-        if token_type_ids is not None and bool(
-            ((token_type_ids < 0) | (token_type_ids >= config.type_vocab_size)).any()
-        ):
-            raise ValueError(f"token_type_ids must be in 0 … {config.type_vocab_size - 1}")
+        if token_type_ids is not None:
+            check_same_shape(token_type_ids, "token_type_ids", (B, T), like="input_ids")
+            if bool(((token_type_ids < 0) | (token_type_ids >= config.type_vocab_size)).any()):
+                raise ValueError(f"token_type_ids must be in 0 … {config.type_vocab_size - 1}")
         if attention_mask is not None:
-            if bool(((attention_mask != 0) & (attention_mask != 1)).any()):
-                raise ValueError("attention_mask must hold 1 (a real token) or 0 (padding) only")
-            if bool((attention_mask == 0).all(dim=1).any()):
-                raise ValueError(
-                    "attention_mask has a row with no real token: nothing to attend to"
-                )
+            check_attention_mask(attention_mask, (B, T))
 
     def forward(
         self,
@@ -610,21 +581,11 @@ def _check_masking(
     random_share: float,
 ) -> None:
     """:func:`mask_tokens`' arguments, each checked with a message that names it."""
-    if (
-        not isinstance(input_ids, torch.Tensor)
-        or input_ids.dtype != torch.long
-        or input_ids.dim() != 2
-    ):
-        raise TypeError("input_ids must be a (B, T) int64 tensor")
-    if attention_mask is not None and (
-        not isinstance(attention_mask, torch.Tensor) or attention_mask.shape != input_ids.shape
-    ):
-        raise ValueError(
-            f"attention_mask must be (B, T) = {tuple(input_ids.shape)}, "
-            f"got {getattr(attention_mask, 'shape', type(attention_mask).__name__)}"
-        )
     if not isinstance(vocab, WordPieceVocab):
         raise TypeError(f"vocab must be a WordPieceVocab, got {type(vocab).__name__}")
+    shape = check_token_ids(input_ids, "input_ids", len(vocab))
+    if attention_mask is not None:
+        check_same_shape(attention_mask, "attention_mask", shape, like="input_ids")
     if not isinstance(generator, torch.Generator):
         raise TypeError("generator must be a torch.Generator (seeded: the masks are reproducible)")
     for name, value in (
@@ -638,8 +599,6 @@ def _check_masking(
         raise ValueError(
             f"mask_share + random_share must be <= 1, got {mask_share} + {random_share}"
         )
-    if bool(((input_ids < 0) | (input_ids >= len(vocab))).any()):
-        raise ValueError(f"input_ids must be ids of the vocabulary, in 0 … {len(vocab) - 1}")
 
 
 def mask_tokens(
@@ -818,10 +777,8 @@ def bert_parameter_count(
         ("type_vocab", type_vocab),
     ):
         check_int(value, name)
-    if heads is not None and (
-        isinstance(heads, bool) or not isinstance(heads, int) or heads < 1 or hidden % heads
-    ):
-        raise ValueError(f"heads must be an int >= 1 that divides hidden = {hidden}, got {heads!r}")
+    if heads is not None and check_int(heads, "heads") and hidden % heads:
+        raise ValueError(f"heads must divide hidden = {hidden}, got {heads!r}")
     d, d_ff = hidden, intermediate
     embeddings = vocab_size * d + max_positions * d + type_vocab * d + 2 * d
     attention = 4 * (d * d + d)  # W^Q, W^K, W^V, W^O with biases

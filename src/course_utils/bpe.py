@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from course_utils.checks import check_int
 from course_utils.vocab import oov_rate
 
 __all__ = [
@@ -51,8 +52,7 @@ def _word_counts(corpus: Mapping[str, int] | Iterable[str]) -> Counter[str]:
     counts: Counter[str] = Counter()
     if isinstance(corpus, Mapping):
         for word, count in corpus.items():
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                raise ValueError(f"word counts must be ints >= 1, got {word!r}: {count!r}")
+            check_int(count, f"the count of {word!r}")
             counts[word] += count
     else:
         for word in corpus:
@@ -185,10 +185,8 @@ def train_bpe(
     pair are touched), so a few thousand merges on a chapter-sized corpus take
     seconds; the result is identical to recounting every pair at every step.
     """
-    if isinstance(num_merges, bool) or not isinstance(num_merges, int) or num_merges < 0:
-        raise ValueError(f"num_merges must be an int >= 0, got {num_merges!r}")
-    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
-        raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
+    check_int(num_merges, "num_merges", 0)
+    check_int(min_frequency, "min_frequency")
     counts = _word_counts(corpus)
     if not counts:
         raise ValueError("corpus is empty: BPE needs at least one word to learn from")
@@ -248,8 +246,7 @@ def train_bpe_to_size(
     """Learn BPE up to ``vocab_size`` subwords: the alphabet, ``</w>``, then one per merge."""
     counts = _word_counts(corpus)
     alphabet_size = len({ch for word in counts for ch in word})
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise ValueError(f"vocab_size must be an int, got {vocab_size!r}")
+    check_int(vocab_size, "vocab_size", least=0)
     num_merges = vocab_size - alphabet_size - 1  # the alphabet and </w> come first
     if num_merges < 0:
         least = alphabet_size + 1

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from course_utils.checks import check_int
 from course_utils.train import clip_grad_norm, finite_loss_value
 
 __all__ = [
@@ -185,8 +186,7 @@ def truncated_bptt_epoch(
     not trained on: there is nothing in it to predict. If ``grad_norms`` is a
     list, the gradient norm of every update (before clipping) is appended to it.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    check_int(k, "k")
     if x.dim() != 2 or y.shape != x.shape:
         raise ValueError(
             "expected x and y of the same shape (batch, seq_len), "

@@ -2,18 +2,61 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 
 import torch
 
-__all__ = ["check_int", "check_lines", "load_state_dict_strict"]
+__all__ = [
+    "check_attention_mask",
+    "check_int",
+    "check_lines",
+    "check_same_shape",
+    "check_token_ids",
+    "load_state_dict_strict",
+]
 
 
 def check_int(value: object, name: str, least: int = 1) -> int:
-    """``value`` if it is an int (not a bool) ``>= least``; else ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+    """``value`` if it is an integer (Python or NumPy, not bool) ``>= least``; else a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
         raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
-    return value
+    return int(value)
+
+
+def check_token_ids(ids: object, name: str, vocab_size: int) -> tuple[int, int]:
+    """``(B, T)`` of a (B, T) int64 tensor of ids in ``0 … vocab_size − 1``, T ≥ 1, or an error."""
+    if not isinstance(ids, torch.Tensor) or ids.dtype != torch.long:
+        got = ids.dtype if isinstance(ids, torch.Tensor) else type(ids).__name__
+        raise TypeError(f"{name} must be an int64 (torch.long) tensor of token ids, got {got}")
+    if ids.dim() != 2 or ids.shape[1] == 0:
+        raise ValueError(f"{name} must be (B, T) with T >= 1, got {tuple(ids.shape)}")
+    bad = (ids < 0) | (ids >= vocab_size)
+    if bool(bad.any()):
+        raise ValueError(
+            f"unknown token id {int(ids[bad][0])} in {name}: ids must be in 0 … {vocab_size - 1}"
+        )
+    return ids.shape[0], ids.shape[1]
+
+
+def check_same_shape(tensor: object, name: str, shape: tuple[int, ...], like: str) -> None:
+    """``tensor`` must be an integer or bool tensor of ``shape``, the shape of ``like``."""
+    if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape) != tuple(shape):
+        got = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
+        dims = ", ".join(map(str, shape))
+        raise ValueError(f"{name} must be (B, T) = ({dims}) like {like}, got {got}")
+    if tensor.is_floating_point():
+        raise TypeError(f"{name} must be an integer or bool tensor, got {tensor.dtype}")
+
+
+def check_attention_mask(mask: object, shape: tuple[int, ...], like: str = "input_ids") -> None:
+    """Hugging Face's ``attention_mask``: 1 at real tokens, 0 at padding, a real token per row."""
+    check_same_shape(mask, "attention_mask", shape, like)
+    assert isinstance(mask, torch.Tensor)
+    if bool(((mask != 0) & (mask != 1)).any()):
+        raise ValueError("attention_mask must hold 1 (a real token) or 0 (padding) only")
+    if bool((mask == 0).all(dim=1).any()):
+        raise ValueError("attention_mask has a row with no real token: nothing to attend to")
 
 
 def check_lines(lines: object, name: str = "lines") -> list[str]:

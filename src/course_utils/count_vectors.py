@@ -29,6 +29,8 @@ import scipy.sparse
 import scipy.sparse.linalg
 from threadpoolctl import threadpool_limits
 
+from course_utils.checks import check_int
+
 __all__ = [
     "LODGING_AND_LAW",
     "CountConfig",
@@ -123,8 +125,7 @@ def top_terms(
         raise ValueError(
             f"matrix must be (N, V) with V = len(terms) = {len(terms)}, got {dense.shape}"
         )
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    check_int(k, "k")
     order = np.argsort(-dense, axis=1, kind="stable")[:, :k]  # (N, k)
     return [[(terms[j], float(row[j])) for j in top] for row, top in zip(dense, order, strict=True)]
 
@@ -157,8 +158,7 @@ def encode_corpus(
     the order of first appearance.
     """
     sentences = _check_documents(sentences, "sentences")
-    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-        raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
+    check_int(min_count, "min_count")
     counts = Counter(t for sentence in sentences for t in sentence)
     vocabulary = [w for w, c in counts.most_common() if c >= min_count]
     if not vocabulary:
@@ -177,14 +177,8 @@ def cooccurrence_matrix(
     ``w`` in the same sentence. Each nearby pair is counted in both
     directions, so ``C`` is symmetric.
     """
-    if (
-        isinstance(vocab_size, bool)
-        or not isinstance(vocab_size, (int, np.integer))
-        or vocab_size < 1
-    ):
-        raise ValueError(f"vocab_size must be an int >= 1, got {vocab_size!r}")
-    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
-        raise ValueError(f"window must be an int >= 1, got {window!r}")
+    check_int(vocab_size, "vocab_size")
+    check_int(window, "window")
     if isinstance(sentences, (str, np.ndarray)) or not isinstance(sentences, Sequence):
         raise TypeError("sentences must be a list of id sequences, one per sentence")
     arrays = [np.asarray(s).reshape(-1) for s in sentences]

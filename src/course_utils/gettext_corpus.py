@@ -88,6 +88,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from course_utils.checks import check_int
+
 __all__ = [
     "GETTEXT_PACKAGES",
     "LOCALE_DIRS",
@@ -475,9 +477,7 @@ def _check_line(english: str, korean: str, max_tokens: int) -> str | None:
 
 
 def _check_max_tokens(max_tokens: object) -> int:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
-    return max_tokens
+    return check_int(max_tokens, "max_tokens")
 
 
 def _clean(

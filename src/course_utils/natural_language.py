@@ -17,6 +17,8 @@ from itertools import pairwise
 
 import numpy as np
 
+from course_utils.checks import check_int
+
 __all__ = [
     "BigramModel",
     "ShuffleTest",
@@ -29,12 +31,6 @@ __all__ = [
     "zipf_fit",
     "zipf_summary",
 ]
-
-
-def _check_count(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return value
 
 
 def _check_sequence(seq: object, name: str) -> Sequence[Hashable]:
@@ -124,7 +120,7 @@ def zipf_summary(
     max_rank: int | None = 1000,
 ) -> ZipfSummary:
     """Rank the tokens, fit Zipf's law on the first ``max_rank`` ranks, and measure coverage."""
-    _check_count(top, "top")
+    check_int(top, "top")
     ranked = rank_frequency(tokens)
     counts = np.array([count for _, count in ranked])
     if counts.size < 2:
@@ -223,7 +219,7 @@ def shuffle_test(
     """
     if not isinstance(sentence, str) or len(sentence) < 2:
         raise ValueError(f"sentence must be a str of 2+ characters, got {sentence!r}")
-    _check_count(n_shuffles, "n_shuffles")
+    check_int(n_shuffles, "n_shuffles")
     rng = random.Random(seed)
     shuffled = []
     for _ in range(n_shuffles):

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from course_utils.checks import check_int
+
 __all__ = ["NGramLM", "SmoothingComparison", "choose_add_k", "compare_smoothing"]
 
 Token = Hashable
@@ -51,8 +53,7 @@ class NGramLM:
     ) -> None:
         if isinstance(tokens, str):
             raise TypeError("tokens must be a sequence of tokens; for characters pass list(text)")
-        if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-            raise ValueError(f"order must be an int >= 1, got {order!r}")
+        check_int(order, "order")
         if smoothing not in ("add_k", "kneser_ney"):
             raise ValueError(f"smoothing must be 'add_k' or 'kneser_ney', got {smoothing!r}")
         if not k > 0:
@@ -149,8 +150,7 @@ class NGramLM:
 
     def sample(self, length: int, prefix: Sequence[Token] = (), seed: int = 0) -> list[Token]:
         """Draw ``length`` tokens one at a time from ``P(· | the last n-1 tokens)``."""
-        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
-            raise ValueError(f"length must be an int >= 0, got {length!r}")
+        check_int(length, "length", 0)
         rng = random.Random(seed)
         history = list(prefix)
         out: list[Token] = []

@@ -21,6 +21,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from course_utils.checks import check_int
+
 __all__ = [
     "RNN",
     "LineClassifier",
@@ -87,8 +89,7 @@ class RecurrentLayer(nn.Module):
             ("hidden_size", hidden_size),
             ("num_layers", num_layers),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+            check_int(value, name)
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import torch
 
+from course_utils.checks import check_int
+
 __all__ = ["adding_problem", "echo_task", "lm_windows"]
-
-
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return value
 
 
 def lm_windows(
@@ -30,8 +26,8 @@ def lm_windows(
             "ids must be a 1-D tensor of token ids, "
             f"got {getattr(ids, 'shape', type(ids).__name__)}"
         )
-    _positive_int(batch_size, "batch_size")
-    _positive_int(num_steps, "num_steps")
+    check_int(batch_size, "batch_size")
+    check_int(num_steps, "num_steps")
     offset = int(torch.randint(0, num_steps, (1,), generator=generator))
     count = (ids.numel() - 1 - offset) // num_steps
     if count < batch_size:
@@ -57,8 +53,8 @@ def adding_problem(
     one in each half of the sequence. The target is the sum of the two marked
     numbers. Always answering the mean (1.0) gives a mean squared error of 1/6.
     """
-    _positive_int(n, "n")
-    if _positive_int(length, "length") < 2:
+    check_int(n, "n")
+    if check_int(length, "length") < 2:
         raise ValueError(f"length must be >= 2 (one marker in each half), got {length}")
     values = torch.rand(n, length, generator=generator)
     first = torch.randint(0, length // 2, (n,), generator=generator)
@@ -80,12 +76,12 @@ def echo_task(
     nothing that far back exists. Remembering exactly ``delay`` steps is the
     whole task, so it shows how far back gradients must reach.
     """
-    _positive_int(n, "n")
-    _positive_int(length, "length")
-    _positive_int(delay, "delay")
+    check_int(n, "n")
+    check_int(length, "length")
+    check_int(delay, "delay")
     if delay >= length:
         raise ValueError(f"delay must be smaller than length={length}, got {delay}")
-    if _positive_int(vocab_size, "vocab_size") < 2:
+    if check_int(vocab_size, "vocab_size") < 2:
         raise ValueError(f"vocab_size must be >= 2, got {vocab_size}")
     x = torch.randint(0, vocab_size, (n, length), generator=generator)
     y = torch.full_like(x, -100)

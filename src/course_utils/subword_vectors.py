@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
+from course_utils.checks import check_int
+
 __all__ = [
     "PairWeightShares",
     "SubwordConfig",
@@ -51,8 +53,7 @@ __all__ = [
 
 def _check_ngram_range(min_n: int, max_n: int) -> None:
     for name, value in (("min_n", min_n), ("max_n", max_n)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        check_int(value, name)
     if max_n < min_n:
         raise ValueError(f"max_n must be >= min_n, got min_n={min_n}, max_n={max_n}")
 
@@ -97,8 +98,7 @@ def fasttext_hash(ngram: str) -> int:
 
 def ngram_buckets(word: str, bucket: int, min_n: int = 3, max_n: int = 6) -> list[int]:
     """The rows of the n-gram table that ``word``'s n-grams hash to."""
-    if isinstance(bucket, bool) or not isinstance(bucket, (int, np.integer)) or bucket < 1:
-        raise ValueError(f"bucket must be an int >= 1, got {bucket!r}")
+    check_int(bucket, "bucket")
     return [fasttext_hash(ngram) % bucket for ngram in char_ngrams(word, min_n, max_n)]
 
 
@@ -157,8 +157,7 @@ class SubwordConfig:
     def __post_init__(self) -> None:
         for name in ("vector_size", "window", "min_count", "epochs", "bucket"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+            check_int(value, name)
         _check_ngram_range(self.min_n, self.max_n)
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from course_utils.checks import check_int
+
 __all__ = [
     "ANALYZERS",
     "AnalyzerTiming",
@@ -362,8 +364,7 @@ def time_analyzers(
     does not fall on one analyzer only; an untimed first round warms up the JVM.
     """
     _require_str(text)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    check_int(repeats, "repeats")
     tokenizers = [MorphTokenizer(name) for name in names]
     if not tokenizers or len({t.name for t in tokenizers}) != len(tokenizers):
         raise ValueError(f"names must be distinct analyzers, got {list(names)!r}")

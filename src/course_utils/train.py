@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from course_utils.checks import check_int
 from course_utils.device import get_device, seed_everything
 from course_utils.progress import progress
 
@@ -107,8 +108,7 @@ def fit(
     an iterable of batches, so each epoch can reshuffle. A ``scheduler`` steps
     after every optimizer step.
     """
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be an int >= 1, got {epochs!r}")
+    check_int(epochs, "epochs")
     if seed is not None:
         seed_everything(seed)
     target = get_device() if device is None else torch.device(device)

@@ -393,8 +393,7 @@ def _check_positions(x: torch.Tensor, offset: int, max_len: int, d_model: int) -
         got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
         raise ValueError(f"x must be a (B, T, d_model = {d_model}) tensor, got {got}")
     length = x.shape[1]
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise ValueError(f"offset must be an int >= 0 (the first position), got {offset!r}")
+    check_int(offset, "offset", least=0)  # the first position
     if offset + length > max_len:
         raise ValueError(
             f"positions {offset}..{offset + length - 1} exceed the position table of "

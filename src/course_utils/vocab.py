@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Container, Iterable, Iterator, Sequence
 
+from course_utils.checks import check_int
+
 __all__ = ["BERT_SPECIALS", "SEQ_SPECIALS", "Vocab", "oov_rate"]
 
 #: Padding, unknown word, start and end of sequence (RNN, seq2seq chapters).
@@ -76,12 +78,9 @@ class Vocab:
         """
         if isinstance(corpus, str):
             raise TypeError("corpus must be tokenized sentences (list[list[str]]), not str")
-        if isinstance(min_freq, bool) or not isinstance(min_freq, int) or min_freq < 1:
-            raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
-        if max_size is not None and (
-            isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 0
-        ):
-            raise ValueError(f"max_size must be None or an int >= 0, got {max_size!r}")
+        check_int(min_freq, "min_freq")
+        if max_size is not None:
+            check_int(max_size, "max_size (None for no limit)", least=0)
         counts: Counter[str] = Counter()
         for i, sentence in enumerate(corpus):
             counts.update(_check_tokens(sentence, f"corpus[{i}]"))

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
+from course_utils.checks import check_int
 from course_utils.count_vectors import keyed_pair_scores
 from course_utils.progress import progress
 
@@ -80,8 +81,7 @@ class Word2VecConfig:
     def __post_init__(self) -> None:
         for name in ("vector_size", "window", "negative", "min_count", "epochs", "batch_size"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+            check_int(value, name)
         if not 0 <= self.sample < 1:
             raise ValueError(f"sample must be in [0, 1), got {self.sample}")
         if not 0 < self.min_alpha <= self.alpha:
@@ -556,8 +556,7 @@ class Word2Vec:
         positive = [positive] if isinstance(positive, str) else list(positive)
         if not positive:
             raise ValueError("give at least one positive word")
-        if isinstance(topn, bool) or not isinstance(topn, int) or topn < 1:
-            raise ValueError(f"topn must be an int >= 1, got {topn!r}")
+        check_int(topn, "topn")
         unit = self._unit_vectors()
         query = np.zeros(unit.shape[1], dtype=unit.dtype)  # (D,)
         for word in positive:
@@ -695,8 +694,7 @@ def time_against_gensim(
     """
     from gensim.models import Word2Vec as GensimWord2Vec
 
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    check_int(repeats, "repeats")
     sentences = [list(s) for s in sentences]
     one_epoch = replace(config, epochs=1)
     ours_seconds, gensim_seconds = [], []
@@ -737,8 +735,7 @@ def time_skipgram_and_cbow(
     Building the vocabulary is not timed; alternating keeps a change in the
     machine's load from falling on one side only.
     """
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    check_int(repeats, "repeats")
     sentences = [list(s) for s in sentences]
     seconds: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(repeats):

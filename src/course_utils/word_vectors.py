@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse
 
+from course_utils.checks import check_int
+
 __all__ = [
     "cosine_similarity",
     "embedding_lookup",
@@ -25,12 +27,7 @@ __all__ = [
 
 
 def _check_ids(ids: Sequence[int] | np.ndarray, vocab_size: int) -> np.ndarray:
-    if (
-        isinstance(vocab_size, bool)
-        or not isinstance(vocab_size, (int, np.integer))
-        or vocab_size < 1
-    ):
-        raise ValueError(f"vocab_size must be an int >= 1, got {vocab_size!r}")
+    check_int(vocab_size, "vocab_size")
     array = np.asarray(ids)
     if array.ndim != 1:
         raise ValueError(f"ids must be 1-D (T,), got shape {array.shape}")
@@ -100,8 +97,7 @@ def most_similar(
     query: np.ndarray, vectors: np.ndarray, k: int = 5, exclude: Sequence[int] = ()
 ) -> list[tuple[int, float]]:
     """The ``k`` rows of ``vectors`` ``(V, D)`` with the highest cosine to ``query`` ``(D,)``."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    check_int(k, "k")
     scores = np.asarray(cosine_similarity(query, vectors)).reshape(-1)  # (V,)
     scores[list(exclude)] = -np.inf
     order = np.argsort(-scores, kind="stable")[:k]

@@ -341,11 +341,9 @@ def _check_max_length(max_length: int | None, pair: bool) -> None:
     if max_length is None:
         return
     least = 5 if pair else 3  # [CLS] A [SEP] (B [SEP]) with one token each at least
-    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < least:
-        raise ValueError(
-            f"max_length must be None (no truncation) or an int >= {least} "
-            f"(room for the special tokens and one token per text), got {max_length!r}"
-        )
+    check_int(
+        max_length, "max_length (None for no truncation; room for the specials and a token)", least
+    )
 
 
 def truncate_pair(first: list[str], second: list[str], budget: int) -> tuple[list[str], list[str]]:

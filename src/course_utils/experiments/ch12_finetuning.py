@@ -177,8 +177,7 @@ def _with_cls_sep_padded(
     sequences: Sequence[torch.Tensor], vocab: WordPieceVocab
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``[CLS] ids [SEP]`` for each, padded on the right: ids (B, T) and attention mask (B, T)."""
-    rows = [torch.cat([torch.tensor([vocab.id_of("[CLS]")]), ids,
-                       torch.tensor([vocab.id_of("[SEP]")])]) for ids in sequences]  # fmt: skip
+    rows = [with_cls_sep(ids[None], vocab)[0] for ids in sequences]  # (T_b + 2,) each
     padded = nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=vocab.pad_id)
     lengths = torch.tensor([len(row) for row in rows])
     return padded, (torch.arange(padded.shape[1]) < lengths[:, None]).long()
