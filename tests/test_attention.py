@@ -446,6 +446,27 @@ def test_forced_attention_on_the_greedy_output_equals_greedy_decodings_weights(n
         torch.testing.assert_close(forced[i][: greedy.attention[i].shape[0]], greedy.attention[i])
 
 
+@pytest.mark.parametrize("name", list(MODELS))
+def test_step_names_tokens_outside_the_target_vocabulary_or_of_the_wrong_kind(name):
+    torch.manual_seed(0)
+    model = MODELS[name]().eval()
+    memory = model.encode(torch.tensor([[4, 5]]), torch.tensor([2]))
+    state = model.init_state(memory)
+    model.step(torch.tensor([SOS]), state, memory)  # a (B,) int64 id of the vocabulary: fine
+    with pytest.raises(
+        ValueError, match=r"tokens holds token id 99, outside the vocabulary 0\.\.10"
+    ):
+        model.step(torch.tensor([99]), state, memory)
+    with pytest.raises(
+        TypeError, match=r"tokens must be a \(B\) int64 tensor with B = 1, got torch"
+    ):
+        model.step(torch.tensor([2.0]), state, memory)
+    with pytest.raises(
+        ValueError, match=r"tokens must be a \(B\) int64 tensor with B = 1, got \(2,\)"
+    ):
+        model.step(torch.tensor([SOS, SOS]), state, memory)
+
+
 def test_forced_attention_needs_a_model_with_attention():
     torch.manual_seed(0)
     with pytest.raises(ValueError, match="has no attention"):
@@ -487,7 +508,7 @@ def test_alignment_accuracy_pools_words_over_sentences_not_sentence_means():
     ("weights", "alignments", "message"),
     [
         ([torch.eye(2)], [[(0,)], [(1,)]], "got 1 attention matrices but 2 alignments"),
-        ([torch.ones(3)], [[(0,)]], r"weights\[0\] must be \(T, S\)"),
+        ([torch.ones(3)], [[(0,)]], r"weights\[0\] must be a \(T, S\) float tensor, got \(3,\)"),
         ([torch.eye(2)], [[(0,), (1,), (0,)]], "at least T = 3 rows"),
         ([torch.eye(2)], [[(), ()]], "no target word has a gold alignment"),
         ([], [], "no target word has a gold alignment"),
@@ -529,7 +550,34 @@ ATTENTION_ERRORS = [
         "hides every position of some row",
     ),
     (lambda q, k, m: dot_product_attention(q[..., :3], k, k), "needs query and keys of one size"),
-    (lambda q, k, m: dot_product_attention(q, k, k[:, :2], m), r"values must be \(B, S, H_v\)"),
+    (
+        lambda q, k, m: dot_product_attention(q, k, k[:, :2], m),
+        r"values must be a \(B, S, H_v\) float tensor with B = 2, S = 3, got \(2, 2, 4\)",
+    ),
+    (  # no keys: nothing to attend to (the softmax of an empty row is an empty row, not weights)
+        lambda q, k, m: dot_product_attention(q, k[:, :0], k[:, :0]),
+        r"keys must hold at least one key position \(S >= 1\)",
+    ),
+    (
+        lambda q, k, m: AdditiveAttention(4, 4, 3)(q, k[:, :0]),
+        r"keys must hold at least one key position \(S >= 1\)",
+    ),
+    (
+        lambda q, k, m: AdditiveAttention(4, 4, 3)(q[..., :3], k, m),
+        r"query must be a \(B, T, query_size\) float tensor with B = 2, query_size = 4, got",
+    ),
+    (
+        lambda q, k, m: AdditiveAttention(4, 6, 3)(q, k, m),
+        r"keys must be a \(B, S, key_size\) float tensor with B = 2, S = 3, key_size = 6, got",
+    ),
+    (
+        lambda q, k, m: AdditiveAttention(4, 4, 3)(q, k, m, torch.randn(2, 3, 5)),
+        r"projected_keys \(U\(keys\)\) must be a \(B, S, A\) float tensor with B = 2, S = 3, A = 3",
+    ),
+    (
+        lambda q, k, m: AdditiveAttention(4, 4, 3)(q, k, m, torch.randn(2, 2, 3)),
+        r"projected_keys \(U\(keys\)\) must be .* got \(2, 2, 3\)",
+    ),
 ]
 
 
@@ -539,9 +587,48 @@ def test_attention_rejects_bad_inputs_with_a_clear_message(call, message):
         _bad_call(call)()
 
 
+ATTENTION_TYPE_ERRORS = [
+    (
+        lambda q, k, m: dot_product_attention(q, k, k.tolist(), m),
+        r"values must be a \(B, S, H_v\) float tensor with B = 2, S = 3, got list",
+    ),
+    (lambda q, k, m: dot_product_attention(q, k, None, m), "values must be .* got NoneType"),
+    (
+        lambda q, k, m: alignment_accuracy([[[0.7, 0.3]]], [[[0]]]),
+        r"weights\[0\] must be a \(T, S\) float tensor, got list",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), ATTENTION_TYPE_ERRORS)
+def test_attention_names_an_argument_of_the_wrong_type(call, message):
+    with pytest.raises(TypeError, match=message):
+        _bad_call(call)()
+
+
+def test_masked_softmax_of_no_keys_is_an_error():
+    with pytest.raises(ValueError, match=r"scores must hold at least one key position"):
+        masked_softmax(torch.randn(1, 2, 0), None)
+
+
+SPECIALS = r"\(the vocabulary starts with <pad>, <unk>, <sos>, <eos>\), got"
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
+        (lambda: AdditiveAttention(4, 6, 0), "attention_size must be an int >= 1, got 0"),
+        (lambda: AdditiveAttention(0, 6, 5), "query_size must be an int >= 1, got 0"),
+        (
+            lambda: BahdanauSeq2Seq(0, 11, 8, 12),
+            f"source_vocab_size must be an int >= 4 {SPECIALS} 0",
+        ),
+        (
+            lambda: BahdanauSeq2Seq(11, 3, 8, 12),
+            f"target_vocab_size must be an int >= 4 {SPECIALS} 3",
+        ),
+        (lambda: LuongSeq2Seq(0, 11, 8, 12), f"source_vocab_size must be an int >= 4 {SPECIALS} 0"),
+        (lambda: LuongSeq2Seq(11, 0, 8, 12), f"target_vocab_size must be an int >= 4 {SPECIALS} 0"),
         (lambda: LuongAttention("dot", 4, 6), "the dot score needs query_size == key_size"),
         (lambda: LuongAttention("bilinear", 4, 4), "score must be one of dot, general, concat"),
         (lambda: LuongSeq2Seq(11, 11, 8, 12, score="additive"), "score must be one of"),

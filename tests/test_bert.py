@@ -101,6 +101,7 @@ from course_utils.wordpiece import (
     is_punctuation,
     korean_wordpiece_stats,
     load_wordpiece_tokenizer,
+    lowercase_each_char,
     minilm_folder,
     space_chinese_chars,
     split_on_punctuation,
@@ -336,24 +337,55 @@ def _same_in_unicode_3_2(text):
 def test_tokens_equal_transformers_on_arbitrary_text(tokenizer, hf_tokenizers, text):
     slow, fast = hf_tokenizers
     ours = tokenizer.tokenize(text)
-    assert ours == slow.tokenize(text)
-    if _same_in_unicode_3_2(text) and not _lowers_in_context(text):
-        assert ours == fast.tokenize(text)
+    if _same_in_unicode_3_2(text):
+        assert ours == fast.tokenize(text)  # final sigmas included: both lower Σ to σ
+    if not _legacy_lowers_in_context(text):
+        assert ours == slow.tokenize(text)
 
 
-def _lowers_in_context(text):
-    # Python's str.lower (ours, BERT's original code, the legacy tokenizer) applies Unicode's
-    # context rules (a final capital sigma becomes ς); the Rust tokenizer lowers one character
-    # at a time (σ). They differ only where lowering a character alone differs from lowering it
-    # in its text.
-    return "".join(c.lower() for c in text) != text.lower()
+def _legacy_lowers_in_context(text):
+    # The legacy tokenizer (as BERT's original code) lowers each word with Python's str.lower,
+    # which applies Unicode's context rule for the capital sigma: at the end of a word Σ becomes
+    # ς. We and the Rust tokenizer lower one character at a time (σ). The legacy tokenizer lowers
+    # the words of the cleaned text, so the context to look at is the cleaned text's, not the
+    # raw one's: in "Α\x00Σ" the NUL keeps Σ from being final until cleaning drops it.
+    cleaned = unicodedata.normalize("NFC", clean_text(text))
+    return lowercase_each_char(cleaned) != cleaned.lower()
 
 
-def test_a_final_sigma_is_lowered_as_bert_lowers_it(tokenizer, hf_tokenizers):
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ΟΔΟΣ.", ["ο", "##δ", "##ο", "##σ", "."]),
+        ("ΑΣ.", ["α", "##σ", "."]),
+        ("ΑΣ", ["α", "##σ"]),
+        ("ΟΔΥΣΣΕΥΣ.", ["ο", "##δ", "##υ", "##σ", "##σ", "##ε", "##υ", "##σ", "."]),
+        ("ΣΑΣ!", ["σ", "##α", "##σ", "!"]),
+        ("ΆΣ.", ["α", "##σ", "."]),
+        ("Α\x00Σ", ["α", "##σ"]),  # the NUL goes before lowering: Σ ends the word
+        ("Σ.", ["σ", "."]),
+        ("ΟΔΟσ Σ", ["ο", "##δ", "##ο", "##σ", "σ"]),
+    ],
+)
+def test_a_capital_sigma_is_lowered_as_the_rust_tokenizer_lowers_it(
+    tokenizer, hf_tokenizers, text, expected
+):
     slow, fast = hf_tokenizers
-    assert tokenizer.tokenize("ΟΔΟΣ.") == slow.tokenize("ΟΔΟΣ.") == ["ο", "##δ", "##ος", "."]
-    assert fast.tokenize("ΟΔΟΣ.") == ["ο", "##δ", "##ο", "##σ", "."]  # the one known difference
-    assert _lowers_in_context("ΟΔΟΣ.") and not _lowers_in_context("ΟΔΟσ Σ")
+    assert tokenizer.tokenize(text) == fast.tokenize(text) == expected
+    if _legacy_lowers_in_context(text):  # the legacy tokenizer's one difference: a final ς
+        assert slow.tokenize(text) != expected
+        lowered_its_way = unicodedata.normalize("NFC", clean_text(text)).lower()
+        assert slow.tokenize(text) == tokenizer.tokenize(lowered_its_way)
+    else:
+        assert slow.tokenize(text) == expected
+
+
+def test_lowercase_each_char_lowers_one_character_at_a_time():
+    assert "ΟΔΟΣ".lower() == "οδος" and lowercase_each_char("ΟΔΟΣ") == "οδοσ"
+    for text in ("ΑΣ.", "Α\x00Σ", "İstanbul ß ǅ Æ", "ΣΑΣ ΟΔΥΣΣΕΥΣ", "ς σ Σ"):
+        assert lowercase_each_char(text) == "".join(c.lower() for c in text)
+    assert _legacy_lowers_in_context("ΟΔΟΣ.") and _legacy_lowers_in_context("Α\x00Σ")
+    assert not _legacy_lowers_in_context("ΟΔΟσ Σ") and not _legacy_lowers_in_context("ΑΣ'B")
 
 
 @settings(max_examples=100, deadline=None)
@@ -435,6 +467,8 @@ def test_encode_batch_pads_like_transformers(tokenizer, hf_tokenizers):
         (lambda t: t.encode_batch(["a", "b"], ["only one"]), ValueError, "as long as texts"),
         (lambda t: t.convert_ids_to_tokens([101, 99999]), IndexError, "out of range"),
         (lambda t: t.convert_tokens_to_ids(["hello", "zzzqqq"]), KeyError, "not in the vocabulary"),
+        (lambda t: t.convert_tokens_to_ids(b"hello"), TypeError, "tokens must be a list of str"),
+        (lambda t: t.convert_tokens_to_ids([104]), TypeError, "tokens must be a list of str"),
         (lambda t: WordPieceTokenizer(t.vocab, max_chars_per_word=0), ValueError, ">= 1"),
         (lambda t: WordPieceTokenizer({"a": 0}), TypeError, "WordPieceVocab"),
         (lambda t: truncate_pair([], [], -1), ValueError, "budget"),
@@ -634,8 +668,28 @@ def test_mean_pool_ignores_padding():
     torch.testing.assert_close(
         mean_pool(hidden, torch.tensor([[1, 1, 0]])), torch.tensor([[2.0, 3.0]])
     )
-    with pytest.raises(ValueError, match=r"\(B, T, d\)"):
+    with pytest.raises(ValueError, match=r"attention_mask must be \(B, T\) = \(1, 3\) like hidden"):
         mean_pool(hidden, torch.tensor([[1, 1]]))
+
+
+@pytest.mark.parametrize(
+    ("mask", "error", "message"),
+    [
+        ([[1, 1, 0], [1, 1, 1]], ValueError, r"attention_mask must be \(B, T\) = \(2, 3\)"),
+        (None, ValueError, r"attention_mask must be \(B, T\) = \(2, 3\) like hidden, got NoneType"),
+        (
+            torch.tensor([[2, 2, 0], [1, 1, 1]]),
+            ValueError,
+            r"1 \(a real token\) or 0 \(padding\) only",
+        ),
+        (torch.tensor([[0, 0, 0], [1, 1, 1]]), ValueError, "a row with no real token"),
+        (torch.ones(2, 3), TypeError, r"integer or bool tensor, got torch\.float32"),
+    ],
+)
+def test_mean_pool_refuses_a_mask_that_is_not_hugging_faces_attention_mask(mask, error, message):
+    # An all-padding row has no mean (it came back as zeros); a 2 would weigh a token twice.
+    with pytest.raises(error, match=message):
+        mean_pool(torch.randn(2, 3, 4), mask)
 
 
 BANK = {
@@ -1674,7 +1728,7 @@ def test_bad_arguments_are_named_not_coerced(tokenizer):
                                  num_attention_heads=2, intermediate_size=16))  # fmt: skip
     with pytest.raises(TypeError, match="state must be a state dict"):
         load_hf_weights(model, None)
-    with pytest.raises(TypeError, match="hidden and attention_mask must be tensors"):
+    with pytest.raises(TypeError, match=r"hidden must be a \(B, T, d\) float tensor, got list"):
         mean_pool([[[1.0]]], torch.ones(1, 1))
     with pytest.raises(ValueError, match="hidden must be"):
         mean_pool(torch.ones(2, 3), torch.ones(2, 3))

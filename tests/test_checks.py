@@ -10,6 +10,7 @@ from course_utils.checks import (
     check_attention_mask,
     check_int,
     check_same_shape,
+    check_tensor,
     check_token_ids,
 )
 
@@ -25,6 +26,32 @@ def test_check_int_accepts_python_and_numpy_integers_and_returns_an_int():
 def test_check_int_refuses_everything_else_naming_the_argument(value):
     with pytest.raises(ValueError, match=r"^steps must be an int >= 1, got "):
         check_int(value, "steps")
+
+
+def test_check_int_gives_the_reason_for_its_bound():
+    with pytest.raises(ValueError, match=r"^n must be an int >= 4 \(four specials\), got 0$"):
+        check_int(0, "n", 4, "four specials")
+
+
+def test_check_tensor_returns_the_shape_and_names_the_argument_and_its_axes():
+    assert check_tensor(torch.ones(2, 3, 8), "tgt", "B, T, d_model", d_model=8) == (2, 3, 8)
+    assert check_tensor(torch.ones(4, dtype=torch.long), "tokens", "B", "int64", B=4) == (4,)
+    assert check_tensor(torch.ones(1, 2, dtype=torch.int32), "x", "B, T", "any") == (1, 2)
+    want = r"tgt must be a \(B, T, d_model\) float tensor with d_model = 8, got "
+    with pytest.raises(TypeError, match=want + "list"):
+        check_tensor([[[1.0] * 8]], "tgt", "B, T, d_model", d_model=8)
+    with pytest.raises(TypeError, match=want + "NoneType"):
+        check_tensor(None, "tgt", "B, T, d_model", d_model=8)
+    with pytest.raises(ValueError, match=want + r"\(2, 3, 6\)"):
+        check_tensor(torch.ones(2, 3, 6), "tgt", "B, T, d_model", d_model=8)
+    with pytest.raises(ValueError, match=want + r"\(3, 8\)"):
+        check_tensor(torch.ones(3, 8), "tgt", "B, T, d_model", d_model=8)
+    with pytest.raises(TypeError, match=want + r"torch\.int64"):
+        check_tensor(torch.ones(2, 3, 8, dtype=torch.long), "tgt", "B, T, d_model", d_model=8)
+    with pytest.raises(TypeError, match=r"\(B\) int64 tensor with B = 2, got torch\.float32"):
+        check_tensor(torch.ones(2), "tokens", "B", "int64", B=2)
+    with pytest.raises(ValueError, match=r"with B = 2, T = 3, got \(2, 4\)"):
+        check_tensor(torch.ones(2, 4), "target_out", "B, T", B=2, T=3)
 
 
 def test_check_token_ids():

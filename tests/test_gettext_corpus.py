@@ -473,6 +473,10 @@ def test_public_functions_validate_their_inputs(tmp_path):
         gc.gettext_splits(seed=True, pairs=pairs)
     with pytest.raises(TypeError, match="pairs must be a list of GettextPair"):
         gc.gettext_splits(pairs=["Open"])
+    with pytest.raises(TypeError, match=r"pairs must be a list of GettextPair .*, got int"):
+        gc.gettext_splits(pairs=5)  # not iterable: named, not "'int' object is not iterable"
+    with pytest.raises(TypeError, match=r"pairs must be a list of GettextPair .*, got generator"):
+        gc.gettext_splits(pairs=(pair for pair in pairs))  # would be used up by the check
 
 
 # ---------------------------------------------------------------------------

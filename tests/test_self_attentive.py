@@ -304,9 +304,40 @@ def test_attention_layer_rejects_bad_sizes_and_masks():
         layer(h, all_pad)
 
 
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda layer, h, m: layer(h.tolist()), ValueError, r"\(batch, seq_len, 6\), got list"),
+        (lambda layer, h, m: layer(None), ValueError, r"\(batch, seq_len, 6\), got NoneType"),
+        (
+            lambda layer, h, m: layer(h.long()),
+            TypeError,
+            r"h must be a float tensor, got torch\.int64",
+        ),
+        (lambda layer, h, m: layer(h[:, :0]), ValueError, r"h has no positions \(seq_len = 0\)"),
+        (
+            lambda layer, h, m: layer(h, m.tolist()),
+            TypeError,
+            r"key_padding_mask must be a bool tensor \(True = padding\), got list",
+        ),
+    ],
+)
+def test_attention_layer_names_h_and_the_mask_of_the_wrong_kind(call, error, message):
+    layer = StructuredSelfAttention(6, 4, hops=2)
+    h, mask = padded_batch([3, 2], width=3)
+    with pytest.raises(error, match=message):
+        call(layer, h, mask)
+
+
 def test_penalty_and_distinctness_reject_bad_attention():
-    with pytest.raises(ValueError, match=r"\(batch, hops, seq_len\) with batch >= 1, got \(4, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"\(batch, hops, seq_len\) with batch >= 1, .* got \(4, 5\)"
+    ):
         attention_penalty(torch.rand(4, 5))
+    with pytest.raises(ValueError, match=r"hops >= 1 and seq_len >= 1, got \(1, 0, 3\)"):
+        attention_penalty(torch.empty(1, 0, 3))  # no hops: a penalty of 0 would mean nothing
+    with pytest.raises(ValueError, match=r"hops >= 1 and seq_len >= 1, got \(1, 2, 0\)"):
+        attention_penalty(torch.empty(1, 2, 0))
     with pytest.raises(TypeError, match=r"torch\.Tensor, got ndarray"):
         attention_penalty(np.ones((1, 2, 3)))
     with pytest.raises(ValueError, match="at least 2 hops to compare, got 1"):
@@ -327,6 +358,43 @@ def test_classifier_and_data_helpers_reject_bad_input():
         encode_lines([list("가"), []], vocab)
     with pytest.raises(ValueError, match="min_lines must be an int >= 1, got 0"):
         constitution_chapter_lines(min_lines=0)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda m: SelfAttentiveClassifier(0, 3),
+            ValueError,
+            r"vocab_size must be an int >= 2 \(<pad> is id 0, and a token\), got 0",
+        ),
+        (lambda m: SelfAttentiveClassifier(10, 0), ValueError, "num_classes must be an int >= 1"),
+        (
+            lambda m: m(torch.tensor([[5.0, 6.0]]), torch.zeros(1, 2, dtype=torch.bool)),
+            TypeError,
+            r"tokens must be an int64 \(torch\.long\) tensor of token ids, got torch\.float32",
+        ),
+        (
+            lambda m: m([[5, 6]], torch.zeros(1, 2, dtype=torch.bool)),
+            TypeError,
+            "tokens must be an int64 .* got list",
+        ),
+        (
+            lambda m: m(torch.tensor([[5, 99]]), torch.zeros(1, 2, dtype=torch.bool)),
+            ValueError,
+            "unknown token id 99 in tokens: ids must be in 0 … 9",
+        ),
+        (
+            lambda m: m(torch.tensor([[5, 6]]), None),
+            ValueError,
+            r"key_padding_mask of the same shape, got \(1, 2\) and NoneType",
+        ),
+    ],
+)
+def test_classifier_names_bad_sizes_tokens_and_masks(call, error, message):
+    model = SelfAttentiveClassifier(vocab_size=10, num_classes=2)
+    with pytest.raises(error, match=message):
+        call(model)
 
 
 def test_experiment_and_plot_reject_bad_arguments():

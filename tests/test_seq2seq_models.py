@@ -18,6 +18,8 @@ from course_utils.seq2seq import (
     EOS,
     PAD,
     SOS,
+    UNK,
+    Encoder,
     Seq2Seq,
     TrainConfig,
     beam_search,
@@ -32,7 +34,7 @@ from course_utils.seq2seq import (
     train_seq2seq,
     translate,
 )
-from course_utils.vocab import Vocab
+from course_utils.vocab import SEQ_SPECIALS, Vocab
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -123,8 +125,72 @@ def test_sequence_loss_is_the_mean_over_real_tokens_only():
     log_probs = torch.log_softmax(logits, -1).gather(-1, target.unsqueeze(-1)).squeeze(-1)
     expected = -(log_probs * real).sum() / real.sum()
     assert torch.allclose(sequence_loss(logits, target), expected, atol=1e-6)
-    with pytest.raises(ValueError, match=r"\(B, T, V\)"):
+    with pytest.raises(ValueError, match=r"target_out must be a \(B, T\) int64 tensor with B = 3"):
         sequence_loss(logits, target[:, :3])
+
+
+_LOGITS, _TARGET = torch.randn(2, 3, 7), torch.tensor([[4, 5, EOS], [4, EOS, PAD]])
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: sequence_loss(_LOGITS.tolist(), _TARGET),
+            TypeError,
+            r"logits must be a \(B, T, V\)",
+        ),
+        (
+            lambda: sequence_loss(_LOGITS.long(), _TARGET),
+            TypeError,
+            r"logits must be a \(B, T, V\) float tensor, got torch\.int64",
+        ),
+        (lambda: sequence_loss(_LOGITS[0], _TARGET), ValueError, r"logits must be a \(B, T, V\)"),
+        (
+            lambda: sequence_loss(_LOGITS, _TARGET.tolist()),
+            TypeError,
+            r"target_out must be a \(B, T\) int64 tensor with B = 2, T = 3, got list",
+        ),
+        (
+            lambda: sequence_loss(_LOGITS, _TARGET.float()),
+            TypeError,
+            r"target_out must be .* got torch\.float32",
+        ),
+        (
+            lambda: sequence_loss(_LOGITS, torch.tensor([[4, 9, EOS], [4, EOS, PAD]])),
+            ValueError,
+            r"target_out holds token id 9, outside the vocabulary 0\.\.6",
+        ),
+        (
+            lambda: sequence_loss(_LOGITS, torch.tensor([[4, -5, EOS], [4, EOS, PAD]])),
+            ValueError,
+            "target_out holds token id -5",
+        ),
+    ],
+)
+def test_sequence_loss_names_logits_and_targets_of_the_wrong_kind(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+SPECIALS = r"\(the vocabulary starts with <pad>, <unk>, <sos>, <eos>\), got"
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Encoder(0, 4, 6), f"vocab_size must be an int >= 4 {SPECIALS} 0"),
+        (lambda: Encoder(3, 4, 6), f"vocab_size must be an int >= 4 {SPECIALS} 3"),
+        (lambda: Seq2Seq(0, 10, 4, 6), f"source_vocab_size must be an int >= 4 {SPECIALS} 0"),
+        (lambda: Seq2Seq(10, 0, 4, 6), f"target_vocab_size must be an int >= 4 {SPECIALS} 0"),
+        (lambda: Seq2Seq(10, 2.5, 4, 6), "target_vocab_size must be an int >= 4"),
+    ],
+)
+def test_a_vocabulary_must_hold_the_four_specials(make, message):
+    assert (PAD, UNK, SOS, EOS) == (0, 1, 2, 3) and len(SEQ_SPECIALS) == 4
+    with pytest.raises(ValueError, match=message):
+        make()
+    Encoder(4, 4, 6)  # the specials alone: the least a vocabulary can be
 
 
 def test_encode_pair_appends_eos_and_needs_seq_specials():
@@ -190,8 +256,21 @@ def test_forward_checks_ratio_shapes_and_vocabulary():
     batch = make_batch([([4, 5], [6, EOS])])
     with pytest.raises(ValueError, match="teacher_forcing_ratio"):
         model(batch.source, batch.source_lengths, batch.target_in, 1.5)
-    with pytest.raises(ValueError, match=r"\(B, T\) with B = 1"):
+    with pytest.raises(ValueError, match=r"target_in must be a \(B, T\) int64 tensor with B = 1"):
         model(batch.source, batch.source_lengths, batch.target_in[0])
+    with pytest.raises(
+        TypeError, match=r"target_in must be a \(B, T\) int64 .* got torch\.float32"
+    ):
+        model(batch.source, batch.source_lengths, batch.target_in.float())
+    with pytest.raises(TypeError, match="source_lengths must be an integer tensor"):
+        model(batch.source, torch.tensor([1.5]), batch.target_in)
+    with pytest.raises(TypeError, match="source_lengths must be an integer tensor"):
+        model.encode(batch.source, torch.tensor([2.0]))  # refused, not read as 2
+    with pytest.raises(
+        ValueError, match=r"tokens holds token id 99, outside the vocabulary 0\.\.10"
+    ):
+        memory = model.encode(batch.source, batch.source_lengths)
+        model.step(torch.tensor([99]), model.init_state(memory), memory)
     with pytest.raises(ValueError, match=r"outside the vocabulary 0\.\.10"):
         model(torch.tensor([[4, 11]]), torch.tensor([2]), batch.target_in)
     with pytest.raises(ValueError, match="target_in holds token id 12"):

@@ -60,6 +60,7 @@ from course_utils.transformer import (
     attention,
     causal_mask,
     load_torch_weights,
+    merge_heads,
     position_shift_matrix,
     sinusoidal_table,
     split_heads,
@@ -962,6 +963,25 @@ def test_decode_steps_needs_at_least_one_step(steps):
         decode_steps(model, batch.source, batch.source_lengths, steps)
 
 
+def test_the_translation_model_names_token_ids_of_the_wrong_kind():
+    model = seq2seq()
+    batch = _batch()
+    memory = model.encode(batch.source, batch.source_lengths)
+    state = model.init_state(memory)
+    with pytest.raises(
+        ValueError, match=rf"tokens holds token id 99, outside the vocabulary 0\.\.{V - 1}"
+    ):
+        model.step(torch.full((4,), 99), state, memory)
+    with pytest.raises(TypeError, match=r"tokens must be a \(B\) int64 tensor with B = 4"):
+        model.step(torch.full((4,), 2.0), state, memory)
+    with pytest.raises(
+        TypeError, match=r"target_in must be a \(B, T\) int64 tensor .* torch\.float32"
+    ):
+        model(batch.source, batch.source_lengths, batch.target_in.float())
+    with pytest.raises(ValueError, match=r"target_in holds token id 99"):
+        model(batch.source, batch.source_lengths, batch.target_in.clamp(max=0) + 99)
+
+
 def test_translation_past_max_len_names_max_len():
     model = seq2seq()
     source = torch.tensor([[4] * 33])  # max_len = 32 positions
@@ -1006,6 +1026,74 @@ UNCHECKED_INPUTS = [
         lambda: LearnedPositionalEmbedding(8, 10)(torch.randn(2, 1, 8), offset=-1),
         ValueError,
         "offset",
+    ),
+    # sizes that torch takes or fails on with a negative-dimension error
+    (lambda: LayerNorm(0), ValueError, "normalized_shape must be an int >= 1, got 0"),
+    (lambda: LayerNorm(-3), ValueError, "normalized_shape must be an int >= 1, got -3"),
+    (lambda: LearnedPositionalEmbedding(8, -1), ValueError, "max_len must be an int >= 1, got -1"),
+    (lambda: position_shift_matrix(1, -2), ValueError, "d_model must be an int >= 2, got -2"),
+    (lambda: TransformerSize(d_model=-8), ValueError, "d_model must be an int >= 1, got -8"),
+    (
+        lambda: TransformerSize(num_encoder_layers=-1),
+        ValueError,
+        "num_encoder_layers must be an int >= 0, got -1",
+    ),
+    (
+        lambda: TransformerSize(dim_feedforward=-16),
+        ValueError,
+        "dim_feedforward must be an int >= 1",
+    ),
+    (
+        lambda: TransformerSeq2Seq(0, 10, TransformerSize(8, 2, 1, 1, 16)),
+        ValueError,
+        r"source_vocab_size must be an int >= 4 \(the vocabulary starts with <pad>, <unk>, <sos>",
+    ),
+    (
+        lambda: TransformerSeq2Seq(10, 3, TransformerSize(8, 2, 1, 1, 16)),
+        ValueError,
+        "target_vocab_size must be an int >= 4",
+    ),
+    (lambda: merge_heads([[1.0]]), TypeError, r"x must be a \(B, h, T, d_k\) tensor, got list"),
+    (lambda: merge_heads(torch.ones(2, 3, 4)), ValueError, r"x must be a \(B, h, T, d_k\) tensor"),
+    # a DecoderLayer names its own arguments, tgt and memory, not its attention's query and key
+    (
+        lambda: DecoderLayer(8, 2, 16, 0.0)(torch.ones(2, 3, 8), torch.ones(2, 4, 6)),
+        ValueError,
+        r"memory must be a \(B, S, d_model\) float tensor with d_model = 8, got \(2, 4, 6\)",
+    ),
+    (
+        lambda: DecoderLayer(8, 2, 16, 0.0)(torch.ones(2, 3, 8), None),
+        TypeError,
+        r"memory must be a \(B, S, d_model\) float tensor with d_model = 8, got NoneType",
+    ),
+    (
+        lambda: DecoderLayer(8, 2, 16, 0.0)(torch.ones(2, 3, 8).tolist(), torch.ones(2, 4, 8)),
+        TypeError,
+        r"tgt must be a \(B, T, d_model\) float tensor with d_model = 8, got list",
+    ),
+    (
+        lambda: DecoderLayer(8, 2, 16, 0.0)(
+            torch.ones(2, 3, 8, dtype=torch.long), torch.ones(2, 4, 8)
+        ),
+        TypeError,
+        r"tgt must be a \(B, T, d_model\) float tensor .* got torch\.int64",
+    ),
+    (
+        lambda: DecoderLayer(8, 2, 16, 0.0)(torch.ones(3, 8), torch.ones(2, 4, 8)),
+        ValueError,
+        r"tgt must be a \(B, T, d_model\) float tensor with d_model = 8, got \(3, 8\)",
+    ),
+    (
+        lambda: Transformer(TransformerSize(8, 2, 1, 0, 16))(
+            torch.ones(1, 4, 8), torch.ones(1, 3, 6)
+        ),
+        ValueError,
+        r"tgt must be a \(B, T, d_model\) float tensor with d_model = 8",
+    ),
+    (
+        lambda: EncoderLayer(8, 2, 16)(torch.ones(1, 4, 6)),
+        ValueError,
+        r"src must be a \(B, S, d_model\) float tensor with d_model = 8",
     ),
 ]
 
@@ -1079,7 +1167,7 @@ def test_bad_input_is_named_where_torch_would_broadcast_or_fail_deep_inside():
     layer = DecoderLayer(8, 2, 16, 0.0)
     with pytest.raises(ValueError, match="one batch size B"):
         layer(torch.ones(2, 3, 8), torch.ones(1, 4, 8))  # a memory of batch 1 for 2 targets
-    with pytest.raises(ValueError, match="key must be"):
+    with pytest.raises(TypeError, match="memory must be"):
         layer(torch.ones(2, 3, 8), None)
     model = Transformer(TransformerSize(8, 2, 1, 1, 16, 0.0))
     with pytest.raises(ValueError, match="one batch size B"):

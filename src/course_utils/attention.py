@@ -24,11 +24,14 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from course_utils.checks import check_int, check_tensor
 from course_utils.seq2seq import (
     Encoder,
     EncoderDecoder,
     Memory,
     State,
+    check_step_tokens,
+    check_vocab_size,
     make_batch,
 )
 
@@ -56,12 +59,29 @@ def _check_attention_inputs(
             f"{tuple(getattr(keys, 'shape', ())) or type(keys).__name__}"
         )
     B, S = keys.shape[:2]
+    _check_some_keys(S, "keys")
     if not isinstance(query, torch.Tensor) or query.dim() != 3 or query.shape[0] != B:
         raise ValueError(
             f"query must be (B, T, H_q) with B = {B} as in keys, "
             f"got {tuple(getattr(query, 'shape', ())) or type(query).__name__}"
         )
     _check_key_padding_mask(key_padding_mask, B, S)
+
+
+def _check_some_keys(S: int, name: str) -> None:
+    if S == 0:
+        raise ValueError(
+            f"{name} must hold at least one key position (S >= 1): with no keys there is "
+            "nothing to attend to"
+        )
+
+
+def _check_scores(scores: torch.Tensor, key_padding_mask: torch.Tensor | None) -> None:
+    if not isinstance(scores, torch.Tensor) or scores.dim() != 3:
+        got = tuple(scores.shape) if isinstance(scores, torch.Tensor) else type(scores).__name__
+        raise ValueError(f"scores must be (B, T, S), got {got}")
+    _check_some_keys(scores.shape[2], "scores")
+    _check_key_padding_mask(key_padding_mask, scores.shape[0], scores.shape[2])
 
 
 def _check_key_padding_mask(key_padding_mask: torch.Tensor | None, B: int, S: int) -> None:
@@ -91,9 +111,7 @@ def masked_softmax(scores: torch.Tensor, key_padding_mask: torch.Tensor | None) 
     ``scores`` (B, T, S), ``key_padding_mask`` (B, S) → weights (B, T, S); a
     padded position gets weight exactly 0 and every row sums to 1.
     """
-    if scores.dim() != 3:
-        raise ValueError(f"scores must be (B, T, S), got {tuple(scores.shape)}")
-    _check_key_padding_mask(key_padding_mask, scores.shape[0], scores.shape[2])
+    _check_scores(scores, key_padding_mask)  # (B, T, S) with S ≥ 1; the mask (B, S), bool
     if key_padding_mask is not None:
         bias = torch.zeros(key_padding_mask.shape, dtype=scores.dtype, device=scores.device)
         bias = bias.masked_fill(key_padding_mask, -math.inf)  # (B, S): 0 or −∞
@@ -118,11 +136,7 @@ def dot_product_attention(
             f"the dot score needs query and keys of one size, got H_q = {query.shape[-1]} "
             f"and H_k = {keys.shape[-1]}"
         )
-    if values.shape[:2] != keys.shape[:2]:
-        raise ValueError(
-            f"values must be (B, S, H_v) with (B, S) = {tuple(keys.shape[:2])}, "
-            f"got {tuple(values.shape)}"
-        )
+    check_tensor(values, "values", "B, S, H_v", B=keys.shape[0], S=keys.shape[1])
     scores = scale * query @ keys.transpose(1, 2)  # (B, T, S)
     weights = masked_softmax(scores, key_padding_mask)  # (B, T, S)
     return weights @ values, weights  # (B, T, H_v), (B, T, S)
@@ -133,6 +147,8 @@ class AdditiveAttention(nn.Module):
 
     def __init__(self, query_size: int, key_size: int, attention_size: int) -> None:
         super().__init__()
+        check_int(query_size, "query_size"), check_int(key_size, "key_size")
+        check_int(attention_size, "attention_size")
         self.W = nn.Linear(query_size, attention_size, bias=False)
         self.U = nn.Linear(key_size, attention_size, bias=False)
         self.v = nn.Linear(attention_size, 1, bias=False)
@@ -144,12 +160,12 @@ class AdditiveAttention(nn.Module):
         key_padding_mask: torch.Tensor | None = None,
         projected_keys: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``query`` (B, T, H_q), ``keys`` (B, S, H_k) → (context (B, T, H_k), weights (B, T, S)).
+        """query (B, T, H_q) and keys (B, S, H_k) → context (B, T, H_k) and weights (B, T, S).
 
-        ``projected_keys`` is ``U(keys)`` (B, S, A) when the caller computed it once
+        projected_keys is U(keys) (B, S, A) when the caller computed it once
         for every decoder step, as Bahdanau et al. suggest.
         """
-        _check_attention_inputs(query, keys, key_padding_mask)
+        _check_additive_inputs(self, query, keys, key_padding_mask, projected_keys)
         if projected_keys is None:
             projected_keys = self.U(keys)  # (B, S, A)
         hidden = torch.tanh(
@@ -158,6 +174,22 @@ class AdditiveAttention(nn.Module):
         scores = self.v(hidden).squeeze(-1)  # (B, T, S)
         weights = masked_softmax(scores, key_padding_mask)  # (B, T, S)
         return weights @ keys, weights  # (B, T, H_k), (B, T, S)
+
+
+def _check_additive_inputs(
+    attention: AdditiveAttention,
+    query: torch.Tensor,
+    keys: torch.Tensor,
+    key_padding_mask: torch.Tensor | None,
+    projected_keys: torch.Tensor | None,
+) -> None:
+    _check_attention_inputs(query, keys, key_padding_mask)
+    B, S = keys.shape[:2]
+    check_tensor(query, "query", "B, T, query_size", B=B, query_size=attention.W.in_features)
+    check_tensor(keys, "keys", "B, S, key_size", B=B, S=S, key_size=attention.U.in_features)
+    if projected_keys is not None:
+        A = attention.U.out_features
+        check_tensor(projected_keys, "projected_keys (U(keys))", "B, S, A", B=B, S=S, A=A)
 
 
 class LuongAttention(nn.Module):
@@ -215,7 +247,8 @@ class BahdanauSeq2Seq(EncoderDecoder):
         super().__init__()
         if hidden_size % 2:
             raise ValueError(f"hidden_size must be even (two directions of H/2), got {hidden_size}")
-        self.target_vocab_size = target_vocab_size
+        check_vocab_size(source_vocab_size, "source_vocab_size")
+        self.target_vocab_size = check_vocab_size(target_vocab_size, "target_vocab_size")
         self.encoder = Encoder(
             source_vocab_size, embedding_size, hidden_size // 2, bidirectional=True
         )  # annotations h_j = [→h_j; ←h_j]: (B, S, H)
@@ -246,6 +279,7 @@ class BahdanauSeq2Seq(EncoderDecoder):
     def step(
         self, tokens: torch.Tensor, state: State, memory: Memory
     ) -> tuple[torch.Tensor, State, torch.Tensor]:
+        check_step_tokens(tokens, memory, self.target_vocab_size)
         y_prev = self.embedding(tokens)  # (B, E)
         s, context, weights = self.recur(y_prev, state[0], memory)
         logits = self.output(torch.cat([s, context, y_prev], dim=-1))  # (B, V)
@@ -285,7 +319,8 @@ class LuongSeq2Seq(EncoderDecoder):
         super().__init__()
         if hidden_size % 2:
             raise ValueError(f"hidden_size must be even (two directions of H/2), got {hidden_size}")
-        self.target_vocab_size = target_vocab_size
+        check_vocab_size(source_vocab_size, "source_vocab_size")
+        self.target_vocab_size = check_vocab_size(target_vocab_size, "target_vocab_size")
         self.input_feeding = input_feeding
         self.encoder = Encoder(
             source_vocab_size, embedding_size, hidden_size // 2, bidirectional=True
@@ -312,6 +347,7 @@ class LuongSeq2Seq(EncoderDecoder):
     def step(
         self, tokens: torch.Tensor, state: State, memory: Memory
     ) -> tuple[torch.Tensor, State, torch.Tensor]:
+        check_step_tokens(tokens, memory, self.target_vocab_size)
         h_prev, attentional_prev = state  # (B, H) each
         x = self.embedding(tokens)  # (B, E)
         if self.input_feeding:
@@ -376,6 +412,7 @@ def alignment_accuracy(
         raise ValueError(f"got {len(weights)} attention matrices but {len(alignments)} alignments")
     hits = total = 0
     for i, (matrix, gold) in enumerate(zip(weights, alignments, strict=True)):
+        check_tensor(matrix, f"weights[{i}]", "T, S")
         if matrix.dim() != 2 or matrix.shape[0] < len(gold):
             raise ValueError(
                 f"weights[{i}] must be (T, S) with at least T = {len(gold)} rows, "

@@ -42,6 +42,7 @@ from course_utils.checks import (
     check_attention_mask,
     check_int,
     check_same_shape,
+    check_tensor,
     check_token_ids,
     load_state_dict_strict,
 )
@@ -370,17 +371,12 @@ def load_bert(folder: str | Path | None = None) -> BertModel:
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """The mean of each sequence's real positions: (B, T, d), (B, T) 1/0 → (B, d)."""
-    if not isinstance(hidden, torch.Tensor) or not isinstance(attention_mask, torch.Tensor):
-        raise TypeError(
-            f"hidden and attention_mask must be tensors, got {type(hidden).__name__} "
-            f"and {type(attention_mask).__name__}"
-        )
-    if hidden.dim() != 3 or attention_mask.shape != hidden.shape[:2]:
-        raise ValueError(
-            f"hidden must be (B, T, d) and attention_mask (B, T); "
-            f"got {tuple(hidden.shape)} and {tuple(attention_mask.shape)}"
-        )
+    """The mean of each sequence's real positions: (B, T, d), (B, T) 1/0 → (B, d).
+
+    Every row of ``attention_mask`` needs a real token (a 1): the mean of nothing is an error.
+    """
+    B, T, _ = check_tensor(hidden, "hidden", "B, T, d")
+    check_attention_mask(attention_mask, (B, T), like="hidden")  # 0/1, a real token per row
     weights = attention_mask.to(hidden.dtype).unsqueeze(-1)  # (B, T, 1): 1 real, 0 padding
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)  # (B, d)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
@@ -12,16 +12,53 @@ __all__ = [
     "check_int",
     "check_lines",
     "check_same_shape",
+    "check_tensor",
     "check_token_ids",
     "load_state_dict_strict",
 ]
 
 
-def check_int(value: object, name: str, least: int = 1) -> int:
-    """``value`` if it is an integer (Python or NumPy, not bool) ``>= least``; else a ValueError."""
+def check_int(value: object, name: str, least: int = 1, why: str = "") -> int:
+    """``value`` if it is an integer (Python or NumPy, not bool) ``>= least``; else a ValueError.
+
+    ``why``, if given, follows the expectation in the message: the reason for ``least``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+        raise ValueError(
+            f"{name} must be an int >= {least}{f' ({why})' if why else ''}, got {value!r}"
+        )
     return int(value)
+
+
+#: check_tensor's kinds of tensor: the test of the dtype, by the word its messages use
+_TENSOR_KINDS: dict[str, Callable[[torch.Tensor], bool]] = {
+    "float": lambda t: t.is_floating_point(),
+    "int64": lambda t: t.dtype == torch.long,
+    "any": lambda t: True,
+}
+
+
+def check_tensor(
+    value: object, name: str, dims: str, kind: str = "float", **sizes: int
+) -> tuple[int, ...]:
+    """``value``'s shape if it is a tensor with the named ``dims``; else an error naming ``name``.
+
+    ``dims`` names the axes, ``"B, T, d_model"``; ``sizes`` fixes some of them
+    (``d_model=8``); ``kind`` is ``"float"`` (any floating dtype), ``"int64"`` or
+    ``"any"``. A non-tensor or a wrong dtype is a TypeError, a wrong shape a
+    ValueError: "tgt must be a (B, T, d_model) float tensor with d_model = 8, got list".
+    """
+    axes = [axis.strip() for axis in dims.split(",")]
+    fixed = ", ".join(f"{axis} = {size}" for axis, size in sizes.items())
+    want = f"{name} must be a ({', '.join(axes)}){'' if kind == 'any' else ' ' + kind} tensor"
+    want += f" with {fixed}" if fixed else ""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{want}, got {type(value).__name__}")
+    if value.dim() != len(axes) or any(value.shape[axes.index(a)] != n for a, n in sizes.items()):
+        raise ValueError(f"{want}, got {tuple(value.shape)}")
+    if not _TENSOR_KINDS[kind](value):
+        raise TypeError(f"{want}, got {value.dtype}")
+    return tuple(value.shape)
 
 
 def check_token_ids(ids: object, name: str, vocab_size: int) -> tuple[int, int]:

@@ -654,8 +654,15 @@ def gettext_splits(
         )
     if pairs is None:
         pairs = load_gettext_pairs(packages, locale_dirs, max_tokens)
-    elif isinstance(pairs, (str, bytes)) or not all(isinstance(p, GettextPair) for p in pairs):
-        raise TypeError("pairs must be a list of GettextPair (english, korean, catalogue)")
+    elif (
+        isinstance(pairs, (str, bytes))
+        or not isinstance(pairs, Sequence)
+        or not all(isinstance(p, GettextPair) for p in pairs)
+    ):
+        raise TypeError(
+            "pairs must be a list of GettextPair (english, korean, catalogue), "
+            f"got {type(pairs).__name__}"
+        )
     splits: dict[str, list[GettextPair]] = {"train": [], "valid": [], "test": []}
     split_of: dict[tuple[str, ...], str] = {}
     for pair in pairs:

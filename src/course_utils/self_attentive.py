@@ -24,7 +24,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from course_utils.checks import check_int
+from course_utils.checks import check_int, check_token_ids
 
 __all__ = [
     "SelfAttentiveClassifier",
@@ -56,10 +56,7 @@ class StructuredSelfAttention(nn.Module):
         self, h: torch.Tensor, key_padding_mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``h`` (B, T, 2u); ``key_padding_mask`` (B, T), True where a position is padding."""
-        if h.dim() != 3 or h.shape[-1] != self.input_size:
-            raise ValueError(
-                f"expected h of shape (batch, seq_len, {self.input_size}), got {tuple(h.shape)}"
-            )
+        _check_h(h, self.input_size)  # (B, T, 2u) floats with T ≥ 1
         scores = self.w_s2 @ torch.tanh(self.w_s1 @ h.mT)  # (B, r, T) = W_s2 tanh(W_s1 H^T)
         if key_padding_mask is not None:
             scores = scores + _padding_bias(key_padding_mask, h)[:, None, :]  # −∞ at pads
@@ -67,12 +64,21 @@ class StructuredSelfAttention(nn.Module):
         return attention @ h, attention  # M: (B, r, 2u), A: (B, r, T)
 
 
+def _check_h(h: torch.Tensor, input_size: int) -> None:
+    if not isinstance(h, torch.Tensor) or h.dim() != 3 or h.shape[-1] != input_size:
+        got = tuple(h.shape) if isinstance(h, torch.Tensor) else type(h).__name__
+        raise ValueError(f"expected h of shape (batch, seq_len, {input_size}), got {got}")
+    if not h.is_floating_point():
+        raise TypeError(f"h must be a float tensor, got {h.dtype}")
+    if h.shape[1] == 0:
+        raise ValueError("h has no positions (seq_len = 0): there is nothing to attend to")
+
+
 def _padding_bias(key_padding_mask: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
     """0 at tokens, −∞ at padding: (B, T), to add to the scores."""
-    if key_padding_mask.dtype != torch.bool:
-        raise TypeError(
-            f"key_padding_mask must be a bool tensor (True = padding), got {key_padding_mask.dtype}"
-        )
+    if not isinstance(key_padding_mask, torch.Tensor) or key_padding_mask.dtype != torch.bool:
+        got = getattr(key_padding_mask, "dtype", type(key_padding_mask).__name__)
+        raise TypeError(f"key_padding_mask must be a bool tensor (True = padding), got {got}")
     if key_padding_mask.shape != h.shape[:2]:
         raise ValueError(
             f"key_padding_mask must have shape (batch, seq_len) = {tuple(h.shape[:2])}, "
@@ -88,10 +94,10 @@ def _padding_bias(key_padding_mask: torch.Tensor, h: torch.Tensor) -> torch.Tens
 def _check_attention(attention: torch.Tensor) -> None:
     if not isinstance(attention, torch.Tensor):
         raise TypeError(f"attention must be a torch.Tensor, got {type(attention).__name__}")
-    if attention.dim() != 3 or attention.shape[0] == 0:
+    if attention.dim() != 3 or 0 in attention.shape:
         raise ValueError(
-            "expected attention A of shape (batch, hops, seq_len) with batch >= 1, "
-            f"got {tuple(attention.shape)}"
+            "expected attention A of shape (batch, hops, seq_len) with batch >= 1, hops >= 1 "
+            f"and seq_len >= 1, got {tuple(attention.shape)}"
         )
 
 
@@ -146,6 +152,18 @@ def _right_padded_lengths(key_padding_mask: torch.Tensor) -> torch.Tensor:
     return lengths
 
 
+def _check_tokens_and_mask(
+    tokens: torch.Tensor, key_padding_mask: torch.Tensor, vocab_size: int
+) -> None:
+    shape = check_token_ids(tokens, "tokens", vocab_size)  # (B, T) int64 ids in the vocabulary
+    if not isinstance(key_padding_mask, torch.Tensor) or key_padding_mask.shape != shape:
+        got = getattr(key_padding_mask, "shape", None)
+        raise ValueError(
+            "expected tokens (batch, seq_len) and a key_padding_mask of the same shape, "
+            f"got {shape} and {tuple(got) if got is not None else type(key_padding_mask).__name__}"
+        )
+
+
 class SelfAttentiveClassifier(nn.Module):
     """Embedding → BiLSTM → ``r`` attention hops → flattened ``M`` → MLP → class logits."""
 
@@ -161,6 +179,9 @@ class SelfAttentiveClassifier(nn.Module):
         padding_idx: int = 0,
     ) -> None:
         super().__init__()
+        check_int(padding_idx, "padding_idx", 0), check_int(num_classes, "num_classes")
+        least = max(2, padding_idx + 1)  # <pad> (id padding_idx) and a token
+        check_int(vocab_size, "vocab_size", least, f"<pad> is id {padding_idx}, and a token")
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=padding_idx)
         self.lstm = nn.LSTM(embedding_size, hidden_size, batch_first=True, bidirectional=True)
         self.attention = StructuredSelfAttention(2 * hidden_size, attention_size, hops)
@@ -172,11 +193,7 @@ class SelfAttentiveClassifier(nn.Module):
         self, tokens: torch.Tensor, key_padding_mask: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``tokens``, ``key_padding_mask`` (B, T), True at pads → logits (B, C), A (B, r, T)."""
-        if tokens.dim() != 2 or key_padding_mask.shape != tokens.shape:
-            raise ValueError(
-                "expected tokens (batch, seq_len) and a key_padding_mask of the same shape, "
-                f"got {tuple(tokens.shape)} and {tuple(key_padding_mask.shape)}"
-            )
+        _check_tokens_and_mask(tokens, key_padding_mask, self.embedding.num_embeddings)
         lengths = _right_padded_lengths(key_padding_mask)  # (B,)
         x = self.embedding(tokens)  # (B, T, E)
         # Packing makes the backward direction start at each sentence's last token, not at a pad.

@@ -39,7 +39,7 @@ from course_utils.bleu import (
     corpus_bleu,
     exact_match,
 )
-from course_utils.checks import check_int
+from course_utils.checks import check_int, check_tensor
 from course_utils.device import (
     get_device,
     seed_everything,
@@ -73,6 +73,8 @@ __all__ = [
     "allowed_log_probs",
     "beam_search",
     "check_source",
+    "check_step_tokens",
+    "check_vocab_size",
     "decode_one_token_at_a_time",
     "encode_pair",
     "greedy_decode",
@@ -208,14 +210,16 @@ def make_batches(
 
 def sequence_loss(logits: torch.Tensor, target_out: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy over the real target tokens; ``<pad>`` positions are ignored."""
-    if logits.dim() != 3 or target_out.shape != logits.shape[:2]:
-        raise ValueError(
-            f"logits must be (B, T, V) and target_out (B, T), got {tuple(logits.shape)} "
-            f"and {tuple(target_out.shape)}"
-        )
+    _check_logits_and_targets(logits, target_out)  # (B, T, V) floats, (B, T) ids in 0 … V − 1
     if not bool((target_out != PAD).any()):
         raise ValueError("every target position is <pad>: there is no token to score")
     return F.cross_entropy(logits.flatten(0, 1), target_out.flatten(), ignore_index=PAD)
+
+
+def _check_logits_and_targets(logits: torch.Tensor, target_out: torch.Tensor) -> None:
+    B, T, V = check_tensor(logits, "logits", "B, T, V")
+    check_tensor(target_out, "target_out", "B, T", "int64", B=B, T=T)
+    _check_vocab_ids(target_out, V, "target_out")
 
 
 # ---------------------------------------------------------------------------
@@ -232,6 +236,9 @@ class Memory(NamedTuple):
 
 
 State = tuple[torch.Tensor, ...]  # decoder state: tensors with the batch first
+
+
+_INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 def check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size: int) -> None:
@@ -253,6 +260,10 @@ def check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size:
                 else type(source_lengths).__name__
             )
         )
+    if source_lengths.dtype not in _INTEGER_DTYPES:
+        raise TypeError(
+            f"source_lengths must be an integer tensor of token counts, got {source_lengths.dtype}"
+        )
     if source.numel() == 0 or bool((source_lengths < 1).any()):
         raise ValueError(
             "every source must hold at least one token: an empty source has nothing to encode"
@@ -269,10 +280,24 @@ def check_source(source: torch.Tensor, source_lengths: torch.Tensor, vocab_size:
 
 
 def _check_vocab_ids(ids: torch.Tensor, vocab_size: int, name: str) -> None:
+    if ids.numel() == 0:
+        return
     low, high = int(ids.min()), int(ids.max())
     if low < 0 or high >= vocab_size:
         bad = low if low < 0 else high
         raise ValueError(f"{name} holds token id {bad}, outside the vocabulary 0..{vocab_size - 1}")
+
+
+def check_vocab_size(vocab_size: object, name: str) -> int:
+    """A translation model's vocabulary size: at least the ``SEQ_SPECIALS`` (ids 0–3)."""
+    specials = ", ".join(SEQ_SPECIALS)
+    return check_int(vocab_size, name, len(SEQ_SPECIALS), f"the vocabulary starts with {specials}")
+
+
+def check_step_tokens(tokens: torch.Tensor, memory: Memory, vocab_size: int) -> None:
+    """``step``'s ``tokens``: a (B,) int64 tensor of target ids, B as in ``memory``."""
+    check_tensor(tokens, "tokens", "B", "int64", B=memory.outputs.shape[0])
+    _check_vocab_ids(tokens, vocab_size, "tokens")
 
 
 class Encoder(nn.Module):
@@ -282,7 +307,7 @@ class Encoder(nn.Module):
         self, vocab_size: int, embedding_size: int, hidden_size: int, bidirectional: bool = False
     ) -> None:
         super().__init__()
-        self.vocab_size = vocab_size
+        self.vocab_size = check_vocab_size(vocab_size, "vocab_size")
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=PAD)
         self.rnn = nn.GRU(
             embedding_size, hidden_size, batch_first=True, bidirectional=bidirectional
@@ -367,12 +392,9 @@ class EncoderDecoder(nn.Module):
             raise ValueError(
                 f"teacher_forcing_ratio must be in [0, 1], got {teacher_forcing_ratio}"
             )
-        if target_in.dim() != 2 or target_in.shape[0] != source.shape[0]:
-            raise ValueError(
-                f"target_in must be (B, T) with B = {source.shape[0]}, got {tuple(target_in.shape)}"
-            )
-        _check_vocab_ids(target_in, self.target_vocab_size, "target_in")
         memory = self.encode(source, source_lengths)
+        check_tensor(target_in, "target_in", "B, T", "int64", B=source.shape[0])
+        _check_vocab_ids(target_in, self.target_vocab_size, "target_in")
         if teacher_forcing_ratio == 1.0:
             return self.teacher_forced(target_in, memory)
         return self.run_steps(target_in, memory, teacher_forcing_ratio, generator)
@@ -393,7 +415,8 @@ class Seq2Seq(EncoderDecoder):
         hidden_size: int = 128,
     ) -> None:
         super().__init__()
-        self.target_vocab_size = target_vocab_size
+        check_vocab_size(source_vocab_size, "source_vocab_size")
+        self.target_vocab_size = check_vocab_size(target_vocab_size, "target_vocab_size")
         self.encoder = Encoder(source_vocab_size, embedding_size, hidden_size)
         self.embedding = nn.Embedding(target_vocab_size, embedding_size, padding_idx=PAD)
         self.rnn = nn.GRU(embedding_size + hidden_size, hidden_size, batch_first=True)
@@ -405,6 +428,7 @@ class Seq2Seq(EncoderDecoder):
     def step(
         self, tokens: torch.Tensor, state: State, memory: Memory
     ) -> tuple[torch.Tensor, State, None]:
+        check_step_tokens(tokens, memory, self.target_vocab_size)
         x = torch.cat([self.embedding(tokens), memory.context], dim=-1)  # (B, E + H)
         _, h = self.rnn(x.unsqueeze(1), state[0].unsqueeze(0))  # h: (1, B, H)
         return self.output(h[0]), (h[0],), None  # logits (B, V)

@@ -32,13 +32,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.checks import check_int, load_state_dict_strict
+from course_utils.checks import check_int, check_tensor, load_state_dict_strict
 from course_utils.seq2seq import (
     PAD,
     EncoderDecoder,
     Memory,
     State,
     check_source,
+    check_step_tokens,
+    check_vocab_size,
 )
 
 __all__ = [
@@ -181,7 +183,7 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """(B, h, T, d_k) → (B, T, h·d_k): the heads' outputs side by side (Concat in the paper)."""
-    B, h, T, d_k = x.shape
+    B, h, T, d_k = check_tensor(x, "x", "B, h, T, d_k", "any")
     return x.transpose(1, 2).reshape(B, T, h * d_k)
 
 
@@ -343,6 +345,7 @@ class LayerNorm(nn.Module):
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5) -> None:
         super().__init__()
+        check_int(normalized_shape, "normalized_shape")
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(normalized_shape))  # γ
         self.bias = nn.Parameter(torch.zeros(normalized_shape))  # β
@@ -376,6 +379,7 @@ def sinusoidal_table(max_len: int, d_model: int) -> torch.Tensor:
 
 def position_shift_matrix(k: int, d_model: int) -> torch.Tensor:
     """(d_model, d_model) R_k with PE(pos + k) = R_k PE(pos) for every pos: a rotation per pair."""
+    check_int(d_model, "d_model", 2)
     if d_model % 2:
         raise ValueError(f"d_model must be even (sin and cos pairs), got {d_model}")
     frequency = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
@@ -421,6 +425,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
+        check_int(d_model, "d_model"), check_int(max_len, "max_len")
         self.max_len, self.d_model = max_len, d_model
         self.embedding = nn.Embedding(max_len, d_model)
 
@@ -473,6 +478,19 @@ class Sublayers(nn.Module):
         if self.norm_first:
             return x + dropout(sublayer(norm(x)))
         return norm(x + dropout(sublayer(x)))
+
+
+_AXES = {"src": "B, S, d_model", "tgt": "B, T, d_model", "memory": "B, S, d_model"}
+
+
+def _check_layer_inputs(d_model: int, **tensors: torch.Tensor) -> None:
+    """Batch-first (B, T or S, d_model) float inputs, named as passed, with one batch size B."""
+    shapes = {
+        name: check_tensor(x, name, _AXES[name], d_model=d_model) for name, x in tensors.items()
+    }
+    if len({shape[0] for shape in shapes.values()}) > 1:
+        got = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+        raise ValueError(f"{' and '.join(shapes)} need one batch size B, got {got}")
 
 
 def _check_d_model(d_model: int, nhead: int) -> None:
@@ -528,6 +546,7 @@ class EncoderLayer(Sublayers):
         src_key_padding_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """src (B, S, d_model) → (B, S, d_model)."""
+        _check_layer_inputs(self.self_attn.embed_dim, src=src)
         x = self.residual(
             src,
             lambda y: self.self_attention(y, src_mask, src_key_padding_mask),
@@ -592,7 +611,7 @@ class DecoderLayer(Sublayers):
         memory_key_padding_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """tgt (B, T, d_model), memory (B, S, d_model) → (B, T, d_model)."""
-        self.multihead_attn._check_inputs(tgt, memory, memory)  # one d_model, one batch size B
+        _check_layer_inputs(self.self_attn.embed_dim, tgt=tgt, memory=memory)  # one B, one d_model
         B, T, S = tgt.shape[0], tgt.shape[1], memory.shape[1]
         self_bias = self.self_attn._bias(tgt_key_padding_mask, tgt_mask, B, T, T, tgt.dtype)
         cross_bias = self.multihead_attn._bias(
@@ -668,6 +687,12 @@ class TransformerSize:
     layer_norm_eps: float = 1e-5
     norm_first: bool = False  # False: post-norm as in the paper; True: pre-norm
 
+    def __post_init__(self) -> None:
+        for name in ("d_model", "nhead", "dim_feedforward"):
+            check_int(getattr(self, name), name)
+        for name in ("num_encoder_layers", "num_decoder_layers"):
+            check_int(getattr(self, name), name, least=0)
+
 
 class TransformerEncoder(nn.Module):
     """N encoder layers and a final LayerNorm, as ``nn.TransformerEncoder``."""
@@ -695,6 +720,7 @@ class TransformerEncoder(nn.Module):
         src_key_padding_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """src (B, S, d_model) → memory (B, S, d_model)."""
+        _check_layer_inputs(self.norm.weight.shape[0], src=src)
         for layer in self.layers:
             src = layer(src, mask, src_key_padding_mask)
         return self.norm(src)
@@ -729,6 +755,7 @@ class TransformerDecoder(nn.Module):
         memory_key_padding_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """tgt (B, T, d_model), memory (B, S, d_model) → (B, T, d_model)."""
+        _check_layer_inputs(self.norm.weight.shape[0], tgt=tgt, memory=memory)
         for layer in self.layers:
             tgt = layer(
                 tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask
@@ -778,6 +805,7 @@ class Transformer(nn.Module):
         memory_key_padding_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """src (B, S, d_model), tgt (B, T, d_model) → (B, T, d_model)."""
+        _check_layer_inputs(self.size.d_model, src=src, tgt=tgt)
         memory = self.encoder(src, src_mask, src_key_padding_mask)
         return self.decoder(
             tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask
@@ -843,8 +871,8 @@ class TransformerSeq2Seq(EncoderDecoder):
         learned_positions: bool = False,
     ) -> None:
         super().__init__()
-        self.source_vocab_size = source_vocab_size
-        self.target_vocab_size = target_vocab_size
+        self.source_vocab_size = check_vocab_size(source_vocab_size, "source_vocab_size")
+        self.target_vocab_size = check_vocab_size(target_vocab_size, "target_vocab_size")
         self.d_model = size.d_model
         self.source_embedding = nn.Embedding(source_vocab_size, size.d_model, padding_idx=PAD)
         self.target_embedding = nn.Embedding(target_vocab_size, size.d_model, padding_idx=PAD)
@@ -912,6 +940,7 @@ class TransformerSeq2Seq(EncoderDecoder):
         With the cache the state is four tensors per layer (see
         :meth:`DecoderLayer.step`); without, it is the prefix (B, t) itself.
         """
+        check_step_tokens(tokens, memory, self.target_vocab_size)
         decoder = self.transformer.decoder
         if not self.use_cache:
             prefix = torch.cat([state[0], tokens.unsqueeze(1)], dim=1)  # (B, t + 1)
@@ -935,7 +964,6 @@ class TransformerSeq2Seq(EncoderDecoder):
         return self.output(hidden), tuple(new_state), weights.mean(1)
 
 
-@torch.no_grad()
 # ---------------------------------------------------------------------------
 # Parameter counts
 # ---------------------------------------------------------------------------

@@ -7,8 +7,10 @@
   model inputs (``[CLS]``, ``[SEP]``, segment ids, truncation of pairs). On
   the uncased English vocabulary of all-MiniLM-L6-v2
   (:func:`load_wordpiece_tokenizer`) it gives exactly the tokens of
-  ``transformers``' BERT tokenizers (the pure-Python ``BertTokenizerLegacy``
-  and the Rust ``BertTokenizerFast``).
+  ``transformers``' Rust ``BertTokenizerFast`` (its ``BertTokenizer`` since
+  version 5, and what sentence-transformers runs), and of the pure-Python
+  ``BertTokenizerLegacy`` but for one letter: a word-final capital sigma, which
+  Python's ``str.lower`` makes ς and the Rust one σ (:func:`lowercase_each_char`).
 - :func:`korean_wordpiece_stats`: what that English vocabulary does to Korean
   (the accent-stripping step, NFD, takes every Hangul syllable apart into
   jamo; the words it cannot cover become ``[UNK]``).
@@ -52,6 +54,7 @@ __all__ = [
     "is_whitespace",
     "korean_wordpiece_stats",
     "load_wordpiece_tokenizer",
+    "lowercase_each_char",
     "minilm_file",
     "minilm_folder",
     "space_chinese_chars",
@@ -244,15 +247,27 @@ def split_on_punctuation(word: str) -> list[str]:
     return pieces
 
 
+def lowercase_each_char(word: str) -> str:
+    """Lower-case one character at a time, as the Rust ``BertTokenizerFast`` does: Σ is always σ.
+
+    Python's ``str.lower`` looks at the context of one character, the capital
+    sigma: at the end of a word it becomes the final ς (``"ΟΔΟΣ".lower()`` is
+    ``"οδος"``). Lowering each character alone gives σ everywhere, and that
+    capital sigma is the only character whose lowering depends on its context.
+    """
+    return word.replace("Σ", "σ").lower()
+
+
 def basic_tokenize(
     text: str, lowercase: bool = True, keep_accents: bool | None = None
 ) -> list[str]:
     """BERT's basic tokenizer: text → words and punctuation, before WordPiece.
 
     Clean the text, space out CJK ideographs, compose (NFC), split on
-    whitespace; then per word lower-case and strip accents (``keep_accents=None``
-    strips them exactly when lower-casing, as the uncased BERT models were
-    trained) and split off punctuation.
+    whitespace; then per word lower-case (one character at a time:
+    :func:`lowercase_each_char`) and strip accents (``keep_accents=None`` strips
+    them exactly when lower-casing, as the uncased BERT models were trained)
+    and split off punctuation.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -261,7 +276,7 @@ def basic_tokenize(
     words: list[str] = []
     for word in text.split():
         if lowercase:
-            word = word.lower()
+            word = lowercase_each_char(word)
         if strip:
             word = strip_accents(word)
         words.extend(piece for piece in split_on_punctuation(word) if piece)
@@ -422,7 +437,11 @@ class WordPieceTokenizer:
 
     def convert_tokens_to_ids(self, tokens: Sequence[str]) -> list[int]:
         """Token → id; every token must be in the vocabulary (tokenize's output always is)."""
-        if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        if (
+            isinstance(tokens, (str, bytes))
+            or not isinstance(tokens, Sequence)
+            or not all(isinstance(token, str) for token in tokens)
+        ):
             raise TypeError(
                 f"tokens must be a list of str tokens (tokenize's output), "
                 f"not {type(tokens).__name__}: {tokens!r:.60}"
