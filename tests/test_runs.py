@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import operator
+import os
+
 import pytest
 import torch
 
@@ -87,3 +91,30 @@ def test_the_pool_runs_jobs_in_fresh_processes():
 
     with runs.worker_pool(1) as pool:
         assert pool.submit(os.getpid).result(timeout=120) != os.getpid()
+
+
+def test_jobs_run_single_threaded_in_workers_or_here(monkeypatch):
+    jobs = [(torch.get_num_threads, ()), (operator.mul, (6, 7)), (math.factorial, (5,))]
+    background = runs.Jobs(jobs)
+    assert background.in_background == ((os.cpu_count() or 1) >= 2)
+    assert background.results([2, 1], "two") == [120, 42]
+    assert background.results([0, 2]) == [1, 120]  # a worker runs torch on one thread
+    assert not background.in_background  # every result is in: the workers are gone
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    before = torch.get_num_threads()
+    here = runs.Jobs(jobs)
+    assert not here.in_background
+    assert here.results([0, 1]) == [1, 42] and torch.get_num_threads() == before
+    with pytest.raises(IndexError, match="job index 3 is outside 0 … 2"):
+        here.results([3])
+
+
+def test_chapter_8_runs_refuse_bad_settings():
+    from course_utils.experiments.ch08_lstm_gru import start_chapter_runs
+
+    with pytest.raises(ValueError, match="cells must be a non-empty list"):
+        start_chapter_runs("lstm", [10])
+    with pytest.raises(ValueError, match="each length must be an int >= 2, got 1"):
+        start_chapter_runs(["lstm"], [1])
+    with pytest.raises(TypeError, match="config must be a CharLMConfig"):
+        start_chapter_runs(["lstm"], [10], config={"epochs": 1})

@@ -12,6 +12,8 @@ cannot be written is warned about, and the result is computed again next time.
 :func:`worker_pool` starts the processes that train several such results at
 once, one per core, each single-threaded like the chapter (the thread count
 is part of the key, so a worker's result is the one the chapter would load).
+:class:`Jobs` runs independent experiments that need no cache (8장's) the
+same way, returning their results to the chapter.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ import hashlib
 import multiprocessing
 import os
 import warnings
-from collections.abc import Callable, Hashable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ from course_utils.checks import check_int
 
 __all__ = [
     "CACHE_ENV",
+    "Jobs",
     "background_workers",
     "cache_folder",
     "cache_path",
@@ -39,6 +42,7 @@ __all__ = [
     "load_result",
     "recipe_key",
     "save_result",
+    "single_threaded",
     "wait_for",
     "will_produce",
     "worker_pool",
@@ -154,3 +158,73 @@ def wait_for(key: Hashable) -> None:
     wait = _PENDING.pop(key, None)
     if wait is not None:
         wait()
+
+
+def single_threaded(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` with torch on one thread, restored afterwards.
+
+    A run gives the same numbers here and in a worker process of :class:`Jobs`.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return function(*args)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _in_worker(function: Callable[..., Any], *args: Any) -> Any:
+    os.environ["TQDM_DISABLE"] = "1"  # a worker's bars would go to the terminal, not the notebook
+    return single_threaded(function, *args)
+
+
+class Jobs:
+    """Independent jobs ``(function, args)``, each run single-threaded.
+
+    On a CPU with two cores or more, worker processes (one per core, at most
+    one per job) start them all at once and this process goes on meanwhile;
+    :meth:`results` waits for the ones it needs. Elsewhere (a GPU, one core)
+    :meth:`results` runs them here, one by one. Either way a job's result is
+    the same: each job is seeded by its arguments and runs on one thread.
+    """
+
+    def __init__(self, jobs: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
+        from course_utils.device import get_device
+
+        self.jobs = list(jobs)
+        self._results: dict[int, Any] = {}
+        self._futures: dict[int, Future[Any]] = {}
+        self._pool: ProcessPoolExecutor | None = None
+        cores = os.cpu_count() or 1
+        if cores >= 2 and len(self.jobs) >= 2 and get_device().type == "cpu":
+            self._pool = worker_pool(min(cores, len(self.jobs)))
+            for i, (function, args) in enumerate(self.jobs):
+                self._futures[i] = self._pool.submit(_in_worker, function, *args)
+
+    @property
+    def in_background(self) -> bool:
+        """Whether worker processes run the jobs."""
+        return self._pool is not None
+
+    def results(self, indices: Sequence[int], desc: str | None = None) -> list[Any]:
+        """The results of the jobs at ``indices``, in that order (a progress bar while waiting)."""
+        from course_utils.progress import progress
+
+        for i in indices:
+            if not 0 <= i < len(self.jobs):
+                raise IndexError(f"job index {i} is outside 0 … {len(self.jobs) - 1}")
+        waiting = [self._futures[i] for i in indices if i in self._futures]
+        for _ in progress(as_completed(waiting), desc, total=len(waiting)):
+            pass
+        for i in indices:
+            if i in self._results:
+                continue
+            if i in self._futures:
+                self._results[i] = self._futures.pop(i).result()
+            else:
+                function, args = self.jobs[i]
+                self._results[i] = single_threaded(function, *args)
+        if self._pool is not None and not self._futures:
+            self._pool.shutdown()
+            self._pool = None
+        return [self._results[i] for i in indices]

@@ -4,6 +4,8 @@
 LSTM and the GRU on long dependencies), :func:`time_forward_backward` and
 :func:`time_recurrent_layers` (our layers against torch's), and
 :func:`run_char_language_models` (8장's character language models).
+:func:`start_chapter_runs` starts the chapter's independent trainings at once,
+one worker process per core.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import nn
 
+from course_utils import runs
 from course_utils.checks import check_int
+from course_utils.datasets import korean_char_split
 from course_utils.device import (
     get_device,
     run_size,
@@ -51,6 +56,7 @@ __all__ = [
     "ADDING_LENGTHS",
     "CHAR_LM_COMPARISON_EPOCHS",
     "AddingResult",
+    "ChapterRuns",
     "CharLMComparison",
     "CharLMRun",
     "Timing",
@@ -58,6 +64,7 @@ __all__ = [
     "input_sensitivity",
     "run_adding_problem",
     "run_char_language_models",
+    "start_chapter_runs",
     "time_forward_backward",
     "time_recurrent_layers",
 ]
@@ -342,3 +349,62 @@ def run_char_language_models(
             model=result.model,
         )
     return CharLMComparison(config=config, runs=runs)
+
+
+# ---------------------------------------------------------------------------
+# The chapter's trainings, started at once
+# ---------------------------------------------------------------------------
+
+
+def _language_model_job(cell: str, config: CharLMConfig) -> CharLMComparison:
+    train_chars, held_out_chars = korean_char_split()
+    return run_char_language_models(
+        train_chars, held_out_chars, (cell,), config, device=None, show_progress=False
+    )
+
+
+class ChapterRuns:
+    """8장's trainings: each cell at each length of the adding problem, then the language models."""
+
+    def __init__(self, cells: Sequence[str], lengths: Sequence[int], config: CharLMConfig) -> None:
+        if isinstance(cells, str) or not cells:
+            raise ValueError(f"cells must be a non-empty list of cell names, got {cells!r}")
+        if not isinstance(config, CharLMConfig):
+            raise TypeError(f"config must be a CharLMConfig, got {type(config).__name__}")
+        self.cells = list(cells)
+        self.lengths = [check_int(n, "each length", 2) for n in lengths]
+        self.config = config
+        # the longest sequences first: the slowest runs start before the rest
+        self.adding_keys = [(c, n) for n in sorted(self.lengths, reverse=True) for c in self.cells]
+        jobs: list[tuple[Any, tuple[Any, ...]]] = [
+            (run_adding_problem, k) for k in self.adding_keys
+        ]
+        jobs += [(_language_model_job, (cell, config)) for cell in _LANGUAGE_MODEL_LAYERS]
+        self.jobs = runs.Jobs(jobs)
+
+    def adding_problem(self) -> dict[tuple[str, int], AddingResult]:
+        """:func:`run_adding_problem` for each ``(cell, length)``, the shortest length first."""
+        done = self.jobs.results(range(len(self.adding_keys)), "덧셈 문제")
+        by_key = dict(zip(self.adding_keys, done, strict=True))
+        return {(c, n): by_key[(c, n)] for n in sorted(self.lengths) for c in self.cells}
+
+    def language_models(self) -> CharLMComparison:
+        """:func:`run_char_language_models` for the RNN, the LSTM and the GRU, with ``config``."""
+        first = len(self.adding_keys)
+        done = self.jobs.results(range(first, len(self.jobs.jobs)), "문자 언어 모델")
+        models = dict(zip(_LANGUAGE_MODEL_LAYERS, done, strict=True))
+        return CharLMComparison(self.config, {cell: run.runs[cell] for cell, run in models.items()})
+
+
+def start_chapter_runs(
+    cells: Sequence[str], lengths: Sequence[int], config: CharLMConfig | None = None
+) -> ChapterRuns:
+    """Start 8장's independent trainings: worker processes, one per core, on a CPU.
+
+    The adding problem for each cell and length (:func:`run_adding_problem`'s
+    defaults) and the three language models (:func:`run_char_language_models`
+    with ``config``, default :func:`char_lm_comparison_config`) run while the
+    chapter goes on; on a GPU or one core they run when their results are
+    asked for. Each runs single-threaded, so its numbers are the same either way.
+    """
+    return ChapterRuns(cells, lengths, char_lm_comparison_config() if config is None else config)
