@@ -657,3 +657,34 @@ def test_comparison_rejects_an_unknown_model_before_training():
 def test_alignment_accuracy_refuses_gold_positions_outside_the_source(positions):
     with pytest.raises(ValueError, match=r"gold source positions must be in 0 … 1"):
         alignment_accuracy([torch.tensor([[0.5, 0.5]])], [[positions]])
+
+
+def test_models_trained_in_the_background_are_the_ones_trained_here(tmp_path, monkeypatch):
+    """start_attention_comparison's workers fill the cache that train_model then loads."""
+    from course_utils import runs
+    from course_utils.experiments.ch09_seq2seq import train_model
+    from course_utils.experiments.ch10_attention import (
+        new_bahdanau,
+        new_luong,
+        start_attention_comparison,
+    )
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path / "background"))
+    data, _ = generated_data(TINY)
+    with pytest.raises(TypeError, match="names must be a list"):
+        start_attention_comparison(data, TINY, names="luong")
+    started = start_attention_comparison(data, TINY, names=("bahdanau", "luong"))
+    assert started == (runs.background_workers() >= 2)
+    loaded = {}
+    for name, make in (("bahdanau", new_bahdanau), ("luong", new_luong)):
+        model = make(data, TINY)
+        history = train_model(model, data, TINY.training, show_progress=False)
+        loaded[name] = (model.state_dict(), history.train_loss)
+    assert not start_attention_comparison(data, TINY, names=("bahdanau", "luong"))  # cached
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    for name, make in (("bahdanau", new_bahdanau), ("luong", new_luong)):
+        model = make(data, TINY)
+        history = runs.single_threaded(train_model, model, data, TINY.training, False)
+        state, losses = loaded[name]
+        assert history.train_loss == losses
+        assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())

@@ -40,6 +40,7 @@ __all__ = [
     "cache_path",
     "cached",
     "load_result",
+    "pending",
     "recipe_key",
     "save_result",
     "single_threaded",
@@ -151,6 +152,11 @@ def will_produce(key: Hashable, wait: Callable[[], None]) -> None:
     the result instead of computing it a second time beside the worker.
     """
     _PENDING[key] = wait
+
+
+def pending(key: Hashable) -> bool:
+    """Whether background work announced with :func:`will_produce` will produce ``key``."""
+    return key in _PENDING
 
 
 def wait_for(key: Hashable) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from course_utils.gettext_corpus import (
     GettextPair,
     gettext_splits,
 )
+from course_utils.progress import progress
 from course_utils.seq2seq import (
     EOS,
     PAD,
@@ -80,6 +82,7 @@ __all__ = [
     "scores_by_length",
     "teacher_forcing_sweep",
     "token_accuracy",
+    "train_in_background",
     "train_in_parallel",
     "train_model",
     "translation_config",
@@ -272,6 +275,7 @@ def train_model(
     so a changed recipe never reuses an old result.
     """
     path = _cache_path(model, data, training)  # also moves the model where it would train
+    runs.wait_for(("seq2seq", path))  # a model that train_in_background is training
     saved = runs.load_result(path, map_location=next(model.parameters()).device)
     if saved is not None:
         model.load_state_dict(saved["state"])
@@ -301,6 +305,25 @@ def _train_cached(
 ModelMaker = Callable[[ParallelData, TranslationConfig], EncoderDecoder]
 
 
+def _start_training(
+    jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]],
+) -> tuple[ProcessPoolExecutor, list[tuple[Path, Future[None]]]] | None:
+    """Submit the jobs whose model is neither trained nor being trained; None if fewer than two."""
+    cores = runs.background_workers()
+    if cores < 2:
+        return None
+    todo = []
+    for make, data, config in jobs:
+        path = _cache_path(make(data, config), data, config.training)
+        if path is not None and not path.is_file() and not runs.pending(("seq2seq", path)):
+            todo.append((path, (make, data, config)))
+    if len(todo) < 2:
+        return None
+    threads = torch.get_num_threads()
+    pool = runs.worker_pool(min(len(todo), cores))
+    return pool, [(path, pool.submit(_train_cached, *job, threads)) for path, job in todo]
+
+
 def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]]) -> None:
     """Train several models at once, one process per CPU core, into :func:`train_model`'s cache.
 
@@ -311,21 +334,37 @@ def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, Translation
     given (put the longest first). Nothing happens on a GPU, with one core,
     with the cache off (``COURSE_CACHE=off``) or for models already trained.
     """
-    cores = runs.background_workers()
-    if cores < 2:
+    started = _start_training(jobs)
+    if started is None:
         return
-    todo = []
-    for make, data, config in jobs:
-        path = _cache_path(make(data, config), data, config.training)
-        if path is not None and not path.is_file():
-            todo.append((make, data, config))
-    if len(todo) < 2:
-        return
-    threads = torch.get_num_threads()
-    with runs.worker_pool(min(len(todo), cores)) as pool:
-        futures = [pool.submit(_train_cached, *job, threads) for job in todo]
-        for future in futures:
+    pool, submitted = started
+    with pool:
+        for _, future in submitted:
             future.result()
+
+
+def train_in_background(jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]]) -> bool:
+    """:func:`train_in_parallel` without waiting: the chapter goes on while the models train.
+
+    :func:`train_model` waits for a model that is training here (with a
+    progress bar) and then loads it. Returns whether anything was started.
+    """
+    started = _start_training(jobs)
+    if started is None:
+        return False
+    pool, submitted = started
+    futures = [future for _, future in submitted]
+
+    def wait() -> None:
+        for _ in progress(as_completed(futures), "학습 중인 모델", total=len(futures)):
+            pass
+        for future in futures:
+            future.result()  # a worker's error is raised here
+        pool.shutdown()
+
+    for path, _ in submitted:
+        runs.will_produce(("seq2seq", path), wait)
+    return True
 
 
 def new_seq2seq(data: ParallelData, config: TranslationConfig) -> Seq2Seq:

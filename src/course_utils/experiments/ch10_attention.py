@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,10 +41,12 @@ from course_utils.device import (
 )
 from course_utils.experiments.ch09_seq2seq import (
     LengthRow,
+    ModelMaker,
     ParallelData,
     TranslationConfig,
     new_seq2seq,
     scores_by_length,
+    train_in_background,
     train_in_parallel,
     train_model,
 )
@@ -88,6 +90,7 @@ __all__ = [
     "run_penalty_experiment",
     "score_model_run",
     "self_attentive_config",
+    "start_attention_comparison",
     "train_run",
 ]
 
@@ -180,6 +183,34 @@ def score_model_run(
     )
 
 
+def _makers(names: Sequence[str]) -> dict[str, ModelMaker]:
+    makers: dict[str, ModelMaker] = {
+        "seq2seq": new_seq2seq,
+        "bahdanau": new_bahdanau,
+        "luong": new_luong,
+    }
+    if isinstance(names, str):
+        raise TypeError(f"names must be a list of model names, not the str {names!r}")
+    unknown = [n for n in names if n not in makers]
+    if unknown:
+        raise ValueError(f"unknown model {unknown[0]!r}: expected some of {', '.join(makers)}")
+    return makers
+
+
+def start_attention_comparison(
+    data: ParallelData, config: TranslationConfig, names: Sequence[str] = COMPARED_MODELS
+) -> bool:
+    """Start training :func:`run_attention_comparison`'s models in the background.
+
+    One worker process per core trains the models the cache lacks while the
+    chapter goes on; :func:`run_attention_comparison` waits for them and loads
+    them. Nothing starts on a GPU, on one core or with the cache off. Returns
+    whether anything was started.
+    """
+    makers = _makers(names)
+    return train_in_background([(makers[n], data, config) for n in names])
+
+
 def run_attention_comparison(
     data: ParallelData,
     splits: Splits,
@@ -192,14 +223,7 @@ def run_attention_comparison(
     Each is scored on the whole stratified test set by length (greedy decoding),
     and the attention models' alignments on the in-range test sentences.
     """
-    makers: dict[str, Callable[[ParallelData, TranslationConfig], EncoderDecoder]] = {
-        "seq2seq": new_seq2seq,
-        "bahdanau": new_bahdanau,
-        "luong": new_luong,
-    }
-    unknown = [n for n in names if n not in makers]
-    if unknown:
-        raise ValueError(f"unknown model {unknown[0]!r}: expected some of {', '.join(makers)}")
+    makers = _makers(names)
     train_in_parallel([(makers[n], data, config) for n in names])  # a no-op on one core or a GPU
     runs = {}
     for name in names:

@@ -30,8 +30,10 @@ from course_utils.checks import (
 )
 from course_utils.device import seed_everything
 from course_utils.experiments.ch09_seq2seq import (
+    ModelMaker,
     ParallelData,
     TranslationConfig,
+    train_in_background,
     train_in_parallel,
     train_model,
 )
@@ -75,6 +77,7 @@ __all__ = [
     "run_transformer_comparison",
     "saved_bytes",
     "softmax_jacobian_norm",
+    "start_transformer_comparison",
     "time_kv_cache",
     "torch_parameter_count",
     "transformer_size",
@@ -249,6 +252,39 @@ def _with_warmup(config: TranslationConfig, warmup_steps: int) -> TranslationCon
     return replace(config, training=replace(config.training, warmup_steps=warmup_steps))
 
 
+def _comparison_jobs(
+    data: ParallelData, config: TranslationConfig, names: Sequence[str]
+) -> list[tuple[ModelMaker, ParallelData, TranslationConfig]]:
+    if isinstance(names, str):
+        raise TypeError(f"names must be a list of variant names, not the str {names!r}")
+    unknown = [n for n in names if n not in TRANSFORMER_VARIANTS]
+    if unknown:
+        raise ValueError(
+            f"unknown variant {unknown[0]!r}: expected some of {', '.join(TRANSFORMER_VARIANTS)}"
+        )
+    return [
+        (TRANSFORMER_VARIANTS[n][0], data, _with_warmup(config, TRANSFORMER_VARIANTS[n][1]))
+        for n in names
+    ]
+
+
+def start_transformer_comparison(
+    data: ParallelData,
+    config: TranslationConfig,
+    names: Sequence[str] = tuple(TRANSFORMER_VARIANTS),
+) -> bool:
+    """Start training :func:`run_transformer_comparison`'s models in the background.
+
+    One worker process per core trains the variants and 10장's Bahdanau model
+    (if 10장 has not left it in the cache) while the chapter goes on;
+    :func:`run_transformer_comparison` then waits for them and loads them.
+    Nothing starts on a GPU, on one core or with the cache off. Returns
+    whether anything was started.
+    """
+    jobs = _comparison_jobs(data, config, names)
+    return train_in_background([*jobs, (new_bahdanau, data, config)])
+
+
 def run_transformer_comparison(
     data: ParallelData,
     splits: Splits,
@@ -264,15 +300,7 @@ def run_transformer_comparison(
     scored on the stratified test set by length (greedy decoding), with the
     last decoder layer's cross-attention (mean over heads) as its alignment.
     """
-    unknown = [n for n in names if n not in TRANSFORMER_VARIANTS]
-    if unknown:
-        raise ValueError(
-            f"unknown variant {unknown[0]!r}: expected some of {', '.join(TRANSFORMER_VARIANTS)}"
-        )
-    jobs = [
-        (TRANSFORMER_VARIANTS[n][0], data, _with_warmup(config, TRANSFORMER_VARIANTS[n][1]))
-        for n in names
-    ]
+    jobs = _comparison_jobs(data, config, names)
     train_in_parallel([*jobs, (new_bahdanau, data, config)])  # a no-op on one core or a GPU
     runs = {}
     for name, (make, _, job_config) in zip(names, jobs, strict=True):
