@@ -2,7 +2,8 @@
 
 Run from the repository root: ``.venv/bin/python benchmarks/lstm.py``.
 Times one forward plus backward pass (a sum of the outputs and the final
-states as the loss) with the same weights and the same input, on the CPU.
+states as the loss) with the same weights and the same input, on the CPU,
+single-threaded as the chapter runs.
 Three LSTMs are timed, interleaved and repeated, and the median is kept:
 
 - ``torch``: ``torch.nn.LSTM`` (C++ loop over time, one autograd node per step);
@@ -70,6 +71,7 @@ def run(config: dict[str, int]) -> dict[str, float]:
 
 
 def main() -> None:
+    torch.set_num_threads(1)  # as 8장 runs (its trainings share the cores, one process each)
     rows = {name: run(config) for name, config in CONFIGS.items()}
     threads = torch.get_num_threads()
     print(f"LSTM forward + backward on the CPU ({threads} threads), median of {REPEATS}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, as_completed
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -307,7 +307,7 @@ ModelMaker = Callable[[ParallelData, TranslationConfig], EncoderDecoder]
 
 def _start_training(
     jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]],
-) -> tuple[ProcessPoolExecutor, list[tuple[Path, Future[None]]]] | None:
+) -> tuple[Executor, list[tuple[Path, Future[None]]]] | None:
     """Submit the jobs whose model is neither trained nor being trained; None if fewer than two."""
     cores = runs.background_workers()
     if cores < 2:
