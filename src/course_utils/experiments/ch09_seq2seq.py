@@ -356,8 +356,9 @@ def train_in_background(jobs: Sequence[tuple[ModelMaker, ParallelData, Translati
     futures = [future for _, future in submitted]
 
     def wait() -> None:
-        for _ in progress(as_completed(futures), "학습 중인 모델", total=len(futures)):
-            pass
+        if any(not future.done() for future in futures):  # one bar, shown by the first to wait
+            for _ in progress(as_completed(futures), "학습 중인 모델", total=len(futures)):
+                pass
         for future in futures:
             future.result()  # a worker's error is raised here
         pool.shutdown()

@@ -198,17 +198,24 @@ def _makers(names: Sequence[str]) -> dict[str, ModelMaker]:
 
 
 def start_attention_comparison(
-    data: ParallelData, config: TranslationConfig, names: Sequence[str] = COMPARED_MODELS
+    data: ParallelData,
+    config: TranslationConfig,
+    names: Sequence[str] = COMPARED_MODELS,
+    gettext: ParallelData | None = None,
 ) -> bool:
     """Start training :func:`run_attention_comparison`'s models in the background.
 
-    One worker process per core trains the models the cache lacks while the
-    chapter goes on; :func:`run_attention_comparison` waits for them and loads
-    them. Nothing starts on a GPU, on one core or with the cache off. Returns
-    whether anything was started.
+    One worker process per core trains the models the cache lacks, and
+    Bahdanau's model on ``gettext`` (the catalogues' data) when given, while
+    the chapter goes on; :func:`~course_utils.experiments.ch09_seq2seq.train_model`
+    waits for them and loads them. Nothing starts on a GPU, on one core or
+    with the cache off. Returns whether anything was started.
     """
     makers = _makers(names)
-    return train_in_background([(makers[n], data, config) for n in names])
+    jobs = [(makers[n], data, config) for n in names]
+    if gettext is not None:
+        jobs.append((new_bahdanau, gettext, config))
+    return train_in_background(jobs)
 
 
 def run_attention_comparison(
