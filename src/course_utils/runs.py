@@ -44,6 +44,7 @@ __all__ = [
     "recipe_key",
     "save_result",
     "single_threaded",
+    "wait_all",
     "wait_for",
     "will_produce",
     "worker_pool",
@@ -124,14 +125,18 @@ def cached(
     return result, False
 
 
-def background_workers() -> int:
-    """How many worker processes may train meanwhile: 0 on a GPU, one core or no cache."""
+def _spare_cores() -> int:
+    """The CPU cores worker processes may use: 0 on a GPU or with one core."""
     from course_utils.device import get_device
 
     cores = os.cpu_count() or 1
-    if cores < 2 or get_device().type != "cpu" or cache_folder() is None:
-        return 0
-    return cores
+    return cores if cores >= 2 and get_device().type == "cpu" else 0
+
+
+def background_workers() -> int:
+    """How many worker processes may train into the cache meanwhile: 0 on a GPU, one core or
+    no cache."""
+    return 0 if cache_folder() is None else _spare_cores()
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
@@ -166,6 +171,18 @@ def wait_for(key: Hashable) -> None:
         wait()
 
 
+def wait_all(futures: Sequence[Future[Any]], desc: str | None = None) -> None:
+    """Wait until every future is done, with a progress bar while any is running.
+
+    Errors are not raised here: ``future.result()`` raises a worker's error.
+    """
+    from course_utils.progress import progress
+
+    if any(not future.done() for future in futures):
+        for _ in progress(as_completed(futures), desc, total=len(futures)):
+            pass
+
+
 def single_threaded(function: Callable[..., Any], *args: Any) -> Any:
     """``function(*args)`` with torch on one thread, restored afterwards.
 
@@ -195,14 +212,12 @@ class Jobs:
     """
 
     def __init__(self, jobs: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
-        from course_utils.device import get_device
-
         self.jobs = list(jobs)
         self._results: dict[int, Any] = {}
         self._futures: dict[int, Future[Any]] = {}
         self._pool: ProcessPoolExecutor | None = None
-        cores = os.cpu_count() or 1
-        if cores >= 2 and len(self.jobs) >= 2 and get_device().type == "cpu":
+        cores = _spare_cores()
+        if cores and len(self.jobs) >= 2:
             self._pool = worker_pool(min(cores, len(self.jobs)))
             for i, (function, args) in enumerate(self.jobs):
                 self._futures[i] = self._pool.submit(_in_worker, function, *args)
@@ -214,14 +229,10 @@ class Jobs:
 
     def results(self, indices: Sequence[int], desc: str | None = None) -> list[Any]:
         """The results of the jobs at ``indices``, in that order (a progress bar while waiting)."""
-        from course_utils.progress import progress
-
         for i in indices:
             if not 0 <= i < len(self.jobs):
                 raise IndexError(f"job index {i} is outside 0 … {len(self.jobs) - 1}")
-        waiting = [self._futures[i] for i in indices if i in self._futures]
-        for _ in progress(as_completed(waiting), desc, total=len(waiting)):
-            pass
+        wait_all([self._futures[i] for i in indices if i in self._futures], desc)
         for i in indices:
             if i in self._results:
                 continue

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, as_completed
+from concurrent.futures import Executor, Future
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -33,7 +33,6 @@ from course_utils.gettext_corpus import (
     GettextPair,
     gettext_splits,
 )
-from course_utils.progress import progress
 from course_utils.seq2seq import (
     EOS,
     PAD,
@@ -306,9 +305,9 @@ ModelMaker = Callable[[ParallelData, TranslationConfig], EncoderDecoder]
 
 
 def _start_training(
-    jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]],
+    jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]], least: int
 ) -> tuple[Executor, list[tuple[Path, Future[None]]]] | None:
-    """Submit the jobs whose model is neither trained nor being trained; None if fewer than two."""
+    """Submit the jobs whose model is neither trained nor being trained; None if under ``least``."""
     cores = runs.background_workers()
     if cores < 2:
         return None
@@ -317,7 +316,7 @@ def _start_training(
         path = _cache_path(make(data, config), data, config.training)
         if path is not None and not path.is_file() and not runs.pending(("seq2seq", path)):
             todo.append((path, (make, data, config)))
-    if len(todo) < 2:
+    if len(todo) < least:
         return None
     threads = torch.get_num_threads()
     pool = runs.worker_pool(min(len(todo), cores))
@@ -334,7 +333,7 @@ def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, Translation
     given (put the longest first). Nothing happens on a GPU, with one core,
     with the cache off (``COURSE_CACHE=off``) or for models already trained.
     """
-    started = _start_training(jobs)
+    started = _start_training(jobs, least=2)  # one model alone trains as fast here
     if started is None:
         return
     pool, submitted = started
@@ -349,16 +348,14 @@ def train_in_background(jobs: Sequence[tuple[ModelMaker, ParallelData, Translati
     :func:`train_model` waits for a model that is training here (with a
     progress bar) and then loads it. Returns whether anything was started.
     """
-    started = _start_training(jobs)
+    started = _start_training(jobs, least=1)  # even one model trains while the chapter goes on
     if started is None:
         return False
     pool, submitted = started
     futures = [future for _, future in submitted]
 
     def wait() -> None:
-        if any(not future.done() for future in futures):  # one bar, shown by the first to wait
-            for _ in progress(as_completed(futures), "학습 중인 모델", total=len(futures)):
-                pass
+        runs.wait_all(futures, "학습 중인 모델")  # one bar, shown by the first to wait
         for future in futures:
             future.result()  # a worker's error is raised here
         pool.shutdown()
