@@ -111,3 +111,61 @@ def test_one_warmup_schedule_gives_the_transformers_and_berts_learning_rates():
         for step in range(12)
     ]
     assert rates(warmup_schedule(optimizer(), warmup, total), 12) == expected
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.1, 0.6])
+def test_smoothed_cross_entropy_equals_torchs_label_smoothing(epsilon):
+    from course_utils.train import smoothed_cross_entropy
+
+    generator = torch.Generator().manual_seed(1)
+    logits = torch.randn(40, 9, dtype=torch.float64, generator=generator, requires_grad=True)
+    targets = torch.randint(0, 9, (40,), generator=generator)
+    targets[::7] = 0  # ignored like <pad>
+    ours = smoothed_cross_entropy(logits, targets, epsilon, ignore_index=0)
+    theirs = torch.nn.functional.cross_entropy(
+        logits, targets, ignore_index=0, label_smoothing=epsilon
+    )
+    torch.testing.assert_close(ours, theirs, rtol=1e-12, atol=1e-12)
+    (g_ours,) = torch.autograd.grad(ours, logits)
+    (g_theirs,) = torch.autograd.grad(theirs, logits)
+    torch.testing.assert_close(g_ours, g_theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_smoothed_cross_entropy_refuses_bad_input():
+    from course_utils.train import smoothed_cross_entropy
+
+    logits, targets = torch.zeros(3, 4), torch.tensor([0, 1, 2])
+    for epsilon in (-0.1, 1.0, "0.1", True):
+        with pytest.raises(ValueError, match=r"epsilon must be a number in \[0, 1\)"):
+            smoothed_cross_entropy(logits, targets, epsilon)
+    with pytest.raises(ValueError, match="logits"):
+        smoothed_cross_entropy(torch.zeros(3), targets, 0.1)
+    with pytest.raises(TypeError, match="targets"):
+        smoothed_cross_entropy(logits, targets.float(), 0.1)
+    with pytest.raises(ValueError, match="every target is ignore_index"):
+        smoothed_cross_entropy(logits, torch.tensor([5, 5, 5]), 0.1, ignore_index=5)
+    with pytest.raises(ValueError, match=r"ids in 0 … 3"):
+        smoothed_cross_entropy(logits, torch.tensor([0, 4, 1]), 0.1)
+
+
+def test_the_transformer_schedule_is_the_papers_formula_as_a_lambdalr():
+    from course_utils.train import inverse_sqrt_schedule, transformer_rate
+
+    d_model, warmup = 512, 4000
+    # the paper's rate at its peak: 512^−0.5 · 4000^−0.5 ≈ 7.0e-4 (computed independently)
+    assert transformer_rate(warmup, d_model, warmup) == pytest.approx(1 / math.sqrt(512 * 4000))
+    assert transformer_rate(1, d_model, warmup) == pytest.approx(1 / (math.sqrt(512) * 4000**1.5))
+    assert transformer_rate(16_000, d_model, warmup) == pytest.approx(1 / math.sqrt(512 * 16_000))
+    peak = transformer_rate(warmup, d_model, warmup)
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=peak)
+    schedule = inverse_sqrt_schedule(optimizer, warmup)
+    for step in range(1, 12_001):  # the rate used by the step-th optimizer step
+        assert schedule.get_last_lr()[0] == pytest.approx(
+            transformer_rate(step, d_model, warmup), rel=1e-12
+        )
+        optimizer.step()
+        schedule.step()
+    with pytest.raises(ValueError, match="warmup"):
+        inverse_sqrt_schedule(optimizer, 0)
+    with pytest.raises(ValueError, match="step"):
+        transformer_rate(0, d_model, warmup)

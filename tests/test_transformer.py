@@ -1200,3 +1200,41 @@ def test_layer_norm_and_positions_name_bad_input():
             encoding([[1.0]])
         with pytest.raises(ValueError, match="offset must be an int >= 0"):
             encoding(torch.ones(1, 3, 8), -1)
+
+
+def test_prediction_confidence_is_a_hand_count_over_real_target_positions():
+    from course_utils.experiments.ch11_transformer import prediction_confidence
+    from course_utils.seq2seq import PAD, allowed_log_probs
+
+    model = seq2seq(seed=3)
+    g = torch.Generator().manual_seed(5)
+    examples = []
+    for n, m in [(6, 5), (2, 3), (4, 6), (1, 2), (3, 4)]:
+        source = torch.randint(4, V, (n,), generator=g).tolist()
+        examples.append((source, [*torch.randint(4, V, (m - 1,), generator=g).tolist(), EOS]))
+    got = prediction_confidence(model, examples, batch_size=2)  # batches of 2, 2 and 1
+    tops, hits, refs = [], [], []
+    with torch.no_grad():
+        for source, target in examples:  # one sentence at a time, no padding at all
+            batch = make_batch([(source, target)])
+            logits = model(batch.source, batch.source_lengths, batch.target_in)[0]  # (T, V)
+            probs = allowed_log_probs(logits).exp()
+            assert not bool((batch.target_out == PAD).any())
+            for t, y in enumerate(target):
+                tops.append(float(probs[t].max()))
+                hits.append(float(int(probs[t].argmax()) == y))
+                refs.append(float(probs[t, y]))
+    assert got.top_probability == pytest.approx(sum(tops) / len(tops), rel=1e-6)
+    assert got.accuracy == pytest.approx(sum(hits) / len(hits))
+    assert got.reference_probability == pytest.approx(sum(refs) / len(refs), rel=1e-6)
+    with pytest.raises(ValueError, match="examples is empty"):
+        prediction_confidence(model, [])
+    with pytest.raises(ValueError, match="batch_size"):
+        prediction_confidence(model, examples, batch_size=0)
+
+
+def test_learned_positions_after_refuses_a_step_count_that_is_not_positive():
+    from course_utils.experiments.ch11_transformer import learned_positions_after
+
+    with pytest.raises(ValueError, match="steps"):
+        learned_positions_after(None, None, steps=0)  # the count is checked first

@@ -47,6 +47,8 @@ from course_utils.device import (
 from course_utils.train import (
     History,
     fit,
+    inverse_sqrt_schedule,
+    smoothed_cross_entropy,
     warmup_schedule,
 )
 from course_utils.vocab import (
@@ -208,11 +210,20 @@ def make_batches(
     return batches
 
 
-def sequence_loss(logits: torch.Tensor, target_out: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy over the real target tokens; ``<pad>`` positions are ignored."""
+def sequence_loss(
+    logits: torch.Tensor, target_out: torch.Tensor, label_smoothing: float = 0.0
+) -> torch.Tensor:
+    """Mean cross-entropy over the real target tokens; ``<pad>`` positions are ignored.
+
+    With ``label_smoothing`` ε > 0 the target is (1 − ε)·one-hot + ε/V (11장).
+    """
     _check_logits_and_targets(logits, target_out)  # (B, T, V) floats, (B, T) ids in 0 … V − 1
     if not bool((target_out != PAD).any()):
         raise ValueError("every target position is <pad>: there is no token to score")
+    if label_smoothing:
+        return smoothed_cross_entropy(
+            logits.flatten(0, 1), target_out.flatten(), label_smoothing, ignore_index=PAD
+        )
     return F.cross_entropy(logits.flatten(0, 1), target_out.flatten(), ignore_index=PAD)
 
 
@@ -655,6 +666,9 @@ class TrainConfig:
     teacher_forcing_ratio: float = 1.0  # share of steps that read the true previous token
     seed: int = 0
     warmup_steps: int = 0  # the learning rate grows linearly over these first steps (11장)
+    inverse_sqrt: bool = False  # then falls as 1/√step: the Transformer paper's schedule (11장)
+    adam_beta2: float = 0.999  # Adam's β₂ (the Transformer paper: 0.98)
+    label_smoothing: float = 0.0  # ε of the smoothed target (the Transformer paper: 0.1)
 
 
 def train_seq2seq(
@@ -685,12 +699,18 @@ def train_seq2seq(
             config.teacher_forcing_ratio,
             generator,
         )  # (B, T, V)
-        return sequence_loss(logits, batch.target_out)
+        return sequence_loss(logits, batch.target_out, config.label_smoothing)
 
     seed_everything(config.seed)
     model.to(target)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
-    scheduler = warmup_schedule(optimizer, config.warmup_steps) if config.warmup_steps > 0 else None
+    optimizer = torch.optim.Adam(
+        model.parameters(), lr=config.learning_rate, betas=(0.9, config.adam_beta2)
+    )
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None
+    if config.inverse_sqrt:
+        scheduler = inverse_sqrt_schedule(optimizer, config.warmup_steps)
+    elif config.warmup_steps > 0:
+        scheduler = warmup_schedule(optimizer, config.warmup_steps)
     return fit(
         model,
         batches,

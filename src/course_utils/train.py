@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from course_utils.checks import check_int
+from course_utils.checks import check_int, check_tensor
 from course_utils.device import get_device, seed_everything
 from course_utils.progress import progress
 
@@ -28,6 +28,9 @@ __all__ = [
     "evaluate",
     "finite_loss_value",
     "fit",
+    "inverse_sqrt_schedule",
+    "smoothed_cross_entropy",
+    "transformer_rate",
     "warmup_schedule",
 ]
 
@@ -169,5 +172,65 @@ def warmup_schedule(
         if total is None:
             return 1.0
         return max(0.0, (total - step) / max(1, total - warmup))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def _check_epsilon(epsilon: object) -> float:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon < 1:
+        raise ValueError(f"epsilon must be a number in [0, 1), got {epsilon!r}")
+    return float(epsilon)
+
+
+def smoothed_cross_entropy(
+    logits: torch.Tensor, targets: torch.Tensor, epsilon: float, ignore_index: int = -100
+) -> torch.Tensor:
+    """Cross-entropy against the smoothed target (1 − ε)·one-hot + ε/V, mean over kept targets.
+
+    Label smoothing (Szegedy et al. 2016; the Transformer's ε = 0.1). Equal to
+    ``F.cross_entropy(logits, targets, label_smoothing=ε, ignore_index=…)``.
+    """
+    epsilon = _check_epsilon(epsilon)
+    N, V = check_tensor(logits, "logits", "N, V")
+    check_tensor(targets, "targets", "N", "int64", N=N)
+    keep = targets != ignore_index  # (N,)
+    if not bool(keep.any()):
+        raise ValueError(f"every target is ignore_index={ignore_index}: nothing to score")
+    log_probs = logits[keep].log_softmax(dim=-1)  # (N', V)
+    true = targets[keep]  # (N',)
+    if bool((true < 0).any() | (true >= V).any()):
+        raise ValueError(f"targets must be ids in 0 … {V - 1} (or ignore_index)")
+    nll = -log_probs.gather(1, true[:, None]).squeeze(1)  # (N',) −log p(true word)
+    uniform = -log_probs.mean(dim=-1)  # (N',) cross-entropy against the uniform 1/V
+    return ((1 - epsilon) * nll + epsilon * uniform).mean()
+
+
+def transformer_rate(step: int, d_model: int, warmup: int) -> float:
+    """The Transformer paper's learning rate at optimizer step ``step`` (counted from 1).
+
+    lrate = d_model^−0.5 · min(step^−0.5, step · warmup^−1.5): a linear rise for
+    ``warmup`` steps to d_model^−0.5 · warmup^−0.5, then a fall as 1/√step.
+    """
+    step, d_model, warmup = (
+        check_int(step, "step"),
+        check_int(d_model, "d_model"),
+        check_int(warmup, "warmup"),
+    )
+    return d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def inverse_sqrt_schedule(
+    optimizer: torch.optim.Optimizer, warmup: int
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """The paper's schedule scaled to peak at the optimizer's learning rate after ``warmup`` steps.
+
+    The factor on the base rate is min(√(warmup/step), step/warmup) = transformer_rate(step,
+    d, warmup) / transformer_rate(warmup, d, warmup), for any d_model: a base rate of
+    d_model^−0.5 · warmup^−0.5 gives the paper's rates exactly.
+    """
+    warmup = check_int(warmup, "warmup")
+
+    def factor(step: int) -> float:  # step = optimizer steps taken so far; the paper counts from 1
+        return min(((step + 1) / warmup) ** -0.5, (step + 1) / warmup)
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

@@ -2,8 +2,10 @@
 
 - :func:`why_scale`: scores of random vectors with and without 1/√d_k.
 - :func:`new_transformer`, :func:`transformer_size`, :func:`run_transformer_comparison`:
-  the translation Transformer (pre-norm, post-norm, learned positions, warm-up)
-  trained beside 10장's Bahdanau model; :func:`torch_parameter_count` counts
+  the translation Transformer (pre-norm, with and without label smoothing)
+  trained beside 10장's Bahdanau model; :func:`prediction_confidence` and
+  :func:`learned_positions_after` measure what smoothing and a trained position
+  table do; :func:`torch_parameter_count` counts
   ``nn.Transformer``'s parameters as the reference for
   :func:`course_utils.transformer.transformer_parameter_count`.
 - :func:`gradient_norms_at_init`, :func:`time_kv_cache`, :func:`attention_vs_lstm_cost`,
@@ -40,13 +42,16 @@ from course_utils.experiments.ch09_seq2seq import (
 from course_utils.experiments.ch10_attention import ModelRun, new_bahdanau, score_model_run
 from course_utils.seq2seq import (
     EOS,
+    PAD,
     SOS,
     EncoderDecoder,
     allowed_log_probs,
     make_batch,
     sequence_loss,
+    train_seq2seq,
 )
 from course_utils.transformer import (
+    LearnedPositionalEmbedding,
     MultiHeadAttention,
     TransformerSeq2Seq,
     TransformerSize,
@@ -58,11 +63,12 @@ from course_utils.translation_data import (
 )
 
 __all__ = [
+    "LABEL_SMOOTHING",
     "PAPER_SIZES",
     "PAPER_VOCAB_SIZE",
     "TRANSFORMER_VARIANTS",
-    "WARMUP_STEPS",
     "CacheTiming",
+    "Confidence",
     "CostRow",
     "ScaleRow",
     "attention_maps",
@@ -73,7 +79,9 @@ __all__ = [
     "epoch_seconds",
     "gradient_norms_at_init",
     "head_alignment_accuracy",
+    "learned_positions_after",
     "new_transformer",
+    "prediction_confidence",
     "run_transformer_comparison",
     "saved_bytes",
     "softmax_jacobian_norm",
@@ -227,29 +235,17 @@ def new_transformer(
     )
 
 
-def _post_norm(data: ParallelData, config: TranslationConfig) -> TransformerSeq2Seq:
-    return new_transformer(data, config, norm_first=False)
+LABEL_SMOOTHING = 0.1  # the paper's ε (Szegedy et al. 2016's smoothing)
 
-
-def _learned_positions(data: ParallelData, config: TranslationConfig) -> TransformerSeq2Seq:
-    return new_transformer(data, config, learned_positions=True)
-
-
-WARMUP_STEPS = 100  # the post-norm variant's linear warm-up (the paper: 4,000 of 100,000 steps)
-
-TRANSFORMER_VARIANTS: dict[
-    str, tuple[Callable[[ParallelData, TranslationConfig], EncoderDecoder], int]
-] = {
-    # name: (model maker, warm-up steps)
-    "pre_norm": (new_transformer, 0),
-    "post_norm": (_post_norm, 0),
-    "post_norm_warmup": (_post_norm, WARMUP_STEPS),
-    "learned_positions": (_learned_positions, 0),
+#: name → (model maker, label smoothing ε): the chapter's model and its label-smoothed twin
+TRANSFORMER_VARIANTS: dict[str, tuple[ModelMaker, float]] = {
+    "pre_norm": (new_transformer, 0.0),
+    "label_smoothing": (new_transformer, LABEL_SMOOTHING),
 }
 
 
-def _with_warmup(config: TranslationConfig, warmup_steps: int) -> TranslationConfig:
-    return replace(config, training=replace(config.training, warmup_steps=warmup_steps))
+def _with_smoothing(config: TranslationConfig, epsilon: float) -> TranslationConfig:
+    return replace(config, training=replace(config.training, label_smoothing=epsilon))
 
 
 def _comparison_jobs(
@@ -263,7 +259,7 @@ def _comparison_jobs(
             f"unknown variant {unknown[0]!r}: expected some of {', '.join(TRANSFORMER_VARIANTS)}"
         )
     return [
-        (TRANSFORMER_VARIANTS[n][0], data, _with_warmup(config, TRANSFORMER_VARIANTS[n][1]))
+        (TRANSFORMER_VARIANTS[n][0], data, _with_smoothing(config, TRANSFORMER_VARIANTS[n][1]))
         for n in names
     ]
 
@@ -294,11 +290,11 @@ def run_transformer_comparison(
 ) -> dict[str, ModelRun]:
     """Train the Transformer variants and 10장's Bahdanau model on 9장's data and budget.
 
-    ``pre_norm`` (sinusoidal positions) is the chapter's model; ``post_norm``
-    is the paper's arrangement, alone and with :data:`WARMUP_STEPS` of warm-up;
-    ``learned_positions`` swaps the sinusoids for a trained table. Each is
-    scored on the stratified test set by length (greedy decoding), with the
-    last decoder layer's cross-attention (mean over heads) as its alignment.
+    ``pre_norm`` (sinusoidal positions, the same recipe as 9장 and 10장) is the
+    chapter's model; ``label_smoothing`` is the same model trained with the
+    paper's ε = :data:`LABEL_SMOOTHING`. Each is scored on the stratified test
+    set by length (greedy decoding), with the last decoder layer's
+    cross-attention (mean over heads) as its alignment.
     """
     jobs = _comparison_jobs(data, config, names)
     train_in_parallel([*jobs, (new_bahdanau, data, config)])  # a no-op on one core or a GPU
@@ -311,6 +307,61 @@ def run_transformer_comparison(
     history = train_model(model, data, config.training, show_progress)
     runs["bahdanau"] = score_model_run("bahdanau", model, history, data, splits, True)
     return runs
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """How sure a translation model is of its next token, teacher-forced on real positions."""
+
+    top_probability: float  # mean probability of the token it would pick
+    accuracy: float  # share of positions where that token is the reference
+    reference_probability: float  # mean probability given to the reference token
+
+
+@torch.no_grad()
+def prediction_confidence(
+    model: EncoderDecoder, examples: Sequence[tuple[list[int], list[int]]], batch_size: int = 256
+) -> Confidence:
+    """Mean top probability, accuracy and reference probability over the real target positions."""
+    if not examples:
+        raise ValueError("examples is empty: nothing to measure")
+    check_int(batch_size, "batch_size")
+    model.eval()
+    device = next(model.parameters()).device
+    top = hits = reference = 0.0
+    total = 0
+    for start in range(0, len(examples), batch_size):
+        batch = make_batch(list(examples[start : start + batch_size])).to(device)
+        logits = model(batch.source, batch.source_lengths, batch.target_in)  # (B, T, V)
+        probs = allowed_log_probs(logits.flatten(0, 1)).exp()  # (B·T, V)
+        real = batch.target_out.flatten() != PAD  # (B·T,)
+        best, guess = probs[real].max(dim=-1)  # (N,) each
+        truth = batch.target_out.flatten()[real]  # (N,)
+        top += float(best.sum())
+        hits += float((guess == truth).sum())
+        reference += float(probs[real].gather(1, truth[:, None]).sum())
+        total += int(real.sum())
+    return Confidence(top / total, hits / total, reference / total)
+
+
+def learned_positions_after(
+    data: ParallelData, config: TranslationConfig, steps: int = 20
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(table after ``steps`` training steps, table at initialisation) of learned positions.
+
+    The chapter's model with a trained position table instead of sinusoids,
+    trained for a few steps on the first training batches: enough to show which
+    rows ever receive a gradient.
+    """
+    check_int(steps, "steps")
+    model = new_transformer(data, config, learned_positions=True)
+    table = model.positions
+    assert isinstance(table, LearnedPositionalEmbedding)
+    initial = table.embedding.weight.detach().clone()  # (max_len, d_model)
+    examples = data.examples("train")[: steps * config.training.batch_size]
+    training = replace(config.training, epochs=1)
+    train_seq2seq(model, examples, training, device="cpu", show_progress=False)
+    return table.embedding.weight.detach(), initial
 
 
 def gradient_norms_at_init(
