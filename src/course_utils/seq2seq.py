@@ -665,7 +665,7 @@ class TrainConfig:
     clip_norm: float = 1.0  # gradient norm clipping (7장)
     teacher_forcing_ratio: float = 1.0  # share of steps that read the true previous token
     seed: int = 0
-    warmup_steps: int = 0  # the learning rate grows linearly over these first steps (11장)
+    warmup_steps: int = 0  # the learning rate grows linearly over these first steps
     inverse_sqrt: bool = False  # then falls as 1/√step: the Transformer paper's schedule (11장)
     adam_beta2: float = 0.999  # Adam's β₂ (the Transformer paper: 0.98)
     label_smoothing: float = 0.0  # ε of the smoothed target (the Transformer paper: 0.1)

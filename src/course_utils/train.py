@@ -163,7 +163,7 @@ def warmup_schedule(
     optimizer: torch.optim.Optimizer, warmup: int, total: int | None = None
 ) -> torch.optim.lr_scheduler.LambdaLR:
     """The learning rate times (step + 1) / warmup over the first ``warmup`` steps, then 1
-    (``total`` None: 11장's Transformer) or down linearly to 0 at step ``total`` (BERT)."""
+    (``total`` None) or down linearly to 0 at step ``total`` (BERT)."""
     warmup = max(1, warmup)
 
     def factor(step: int) -> float:  # step = optimizer steps taken so far

@@ -346,12 +346,13 @@ def prediction_confidence(
 
 def learned_positions_after(
     data: ParallelData, config: TranslationConfig, steps: int = 20
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(table after ``steps`` training steps, table at initialisation) of learned positions.
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """(table after ``steps`` training steps, table at initialisation, positions read).
 
     The chapter's model with a trained position table instead of sinusoids,
     trained for a few steps on the first training batches: enough to show which
-    rows ever receive a gradient.
+    rows ever receive a gradient. Positions read: the longest source or
+    decoder input (``<sos>`` + target without ``<eos>``) among those batches.
     """
     check_int(steps, "steps")
     model = new_transformer(data, config, learned_positions=True)
@@ -361,7 +362,8 @@ def learned_positions_after(
     examples = data.examples("train")[: steps * config.training.batch_size]
     training = replace(config.training, epochs=1)
     train_seq2seq(model, examples, training, device="cpu", show_progress=False)
-    return table.embedding.weight.detach(), initial
+    read = max(max(len(source), len(target)) for source, target in examples)
+    return table.embedding.weight.detach(), initial, read
 
 
 def gradient_norms_at_init(
