@@ -18,8 +18,11 @@ from course_utils.experiments.ch09_seq2seq import (
     generated_data,
     gettext_data,
     new_seq2seq,
+    run_source_reversal,
     scores_by_length,
+    subword_coverage,
     teacher_forcing_sweep,
+    time_lags,
     token_accuracy,
     train_model,
     translation_config,
@@ -130,3 +133,39 @@ def test_the_gettext_model_learns_only_the_frequent_message_frames(chapter):
     best = [" ".join(hypotheses[i]) for i in order[:5]]
     assert sum("없습니다" in h or "<ph>" in h for h in best) >= 3
     assert max(chrf[i] for i in order[len(order) // 2 :]) < 10
+
+
+def test_reversing_the_sources_brings_the_first_words_close_and_lifts_bleu_not_exact_match(
+    chapter,
+):
+    config, data, splits, model, _ = chapter
+    runs = run_source_reversal(data, splits, config, show_progress=False)
+    forward, backward = runs["forward"], runs["reversed"]
+    # the forward run is the chapter's model, the reversed one its twin on reversed sources
+    assert forward.by_length == scores_by_length(
+        _decode(model, data), splits.test, splits.max_train_clauses
+    )
+    lags = time_lags([p for p in splits.test if p.clauses <= splits.max_train_clauses])
+    assert abs(lags["forward"].mean - lags["reversed"].mean) < 1
+    assert lags["reversed"].first < lags["forward"].first / 3
+    assert backward.first_token > forward.first_token + 0.1
+    assert backward.in_range.bleu > forward.in_range.bleu
+    assert backward.beyond.bleu > forward.beyond.bleu
+    assert abs(backward.in_range.exact_match - forward.in_range.exact_match) <= 0.03
+    inside = [r for r in backward.by_length if r.in_training_range]
+    assert all(a.bleu > b.bleu for a, b in itertools.pairwise(inside))
+
+
+def test_many_gettext_test_words_are_unseen_but_almost_no_piece_is_unknown():
+    try:
+        gettext = gettext_data()
+    except GettextCatalogueNotFoundError:
+        pytest.skip("the Korean gettext catalogues are not installed")
+    coverage = subword_coverage(gettext)
+    assert min(c.unseen_words for c in coverage.values()) > 0.1
+    assert max(c.unknown_pieces for c in coverage.values()) < 0.01
+    seen = {w for source, _ in gettext.train for w in gettext.words(source)}
+    rare = [
+        s for s, _ in gettext.test if len(gettext.words(s)) == 1 and gettext.words(s)[0] not in seen
+    ]
+    assert len(rare) >= 5

@@ -6,7 +6,9 @@
 - :func:`train_model` trains a model once per recipe (:mod:`course_utils.runs`'
   cache); :func:`train_in_parallel` trains several at once, one process per core.
 - :func:`evaluate_model`, :func:`scores_by_length`, :func:`teacher_forcing_sweep`,
-  :func:`token_accuracy`: the chapter's measurements.
+  :func:`token_accuracy`, :func:`run_source_reversal`, :func:`subword_coverage`: the
+  chapter's measurements; :func:`start_seq2seq_experiments` starts their trainings
+  in the background.
 """
 
 from __future__ import annotations
@@ -72,14 +74,22 @@ __all__ = [
     "LengthRow",
     "ModelMaker",
     "ParallelData",
+    "SourceOrderRun",
+    "SubwordCoverage",
     "TeacherForcingRun",
+    "TimeLag",
     "TranslationConfig",
     "evaluate_model",
     "generated_data",
     "gettext_data",
     "new_seq2seq",
+    "reverse_sources",
+    "run_source_reversal",
     "scores_by_length",
+    "start_seq2seq_experiments",
+    "subword_coverage",
     "teacher_forcing_sweep",
+    "time_lags",
     "token_accuracy",
     "train_in_background",
     "train_in_parallel",
@@ -342,11 +352,17 @@ def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, Translation
             future.result()
 
 
-def train_in_background(jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]]) -> bool:
+def train_in_background(
+    jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]],
+    wait_for_all: bool = True,
+) -> bool:
     """:func:`train_in_parallel` without waiting: the chapter goes on while the models train.
 
     :func:`train_model` waits for a model that is training here (with a
-    progress bar) and then loads it. Returns whether anything was started.
+    progress bar) and then loads it: by default until every job has finished;
+    with ``wait_for_all=False`` only until its own job and the jobs given
+    before it have, so the chapter can use the first models while the later
+    ones still train. Returns whether anything was started.
     """
     started = _start_training(jobs, least=1)  # even one model trains while the chapter goes on
     if started is None:
@@ -354,14 +370,19 @@ def train_in_background(jobs: Sequence[tuple[ModelMaker, ParallelData, Translati
     pool, submitted = started
     futures = [future for _, future in submitted]
 
-    def wait() -> None:
-        runs.wait_all(futures, "학습 중인 모델")  # one bar, shown by the first to wait
-        for future in futures:
-            future.result()  # a worker's error is raised here
-        pool.shutdown()
+    def waiting_for(needed: list[Future[None]]) -> Callable[[], None]:
+        def wait() -> None:
+            runs.wait_all(needed, "학습 중인 모델")  # one bar, shown by the first to wait
+            for future in needed:
+                future.result()  # a worker's error is raised here
+            if all(future.done() for future in futures):
+                pool.shutdown()
 
-    for path, _ in submitted:
-        runs.will_produce(("seq2seq", path), wait)
+        return wait
+
+    for i, (path, _) in enumerate(submitted):
+        needed = futures if wait_for_all else futures[: i + 1]
+        runs.will_produce(("seq2seq", path), waiting_for(needed))
     return True
 
 
@@ -432,6 +453,32 @@ class TeacherForcingRun:
     seconds: float
 
 
+def _clause_subset(data: ParallelData, splits: Splits, clauses: int) -> ParallelData:
+    """The pairs of ``clauses`` clauses of each split (the teacher-forcing sweep's data)."""
+    if len(splits.train) != len(data.train) or len(splits.valid) != len(data.valid):
+        raise ValueError("data and splits must come from the same generated_data() call")
+
+    def kept(
+        pairs: Sequence[tuple[list[str], list[str]]], generated: Sequence[Pair]
+    ) -> list[tuple[list[str], list[str]]]:
+        return [pair for pair, p in zip(pairs, generated, strict=True) if p.clauses == clauses]
+
+    subset = replace(
+        data,
+        name=f"{data.name}/{clauses}-clause",
+        train=kept(data.train, splits.train),
+        valid=kept(data.valid, splits.valid),
+        test=kept(data.test, splits.test),
+    )
+    if not subset.train or not subset.valid:
+        raise ValueError(f"no training or validation pair has {clauses} clause(s)")
+    return subset
+
+
+def _with_teacher_forcing(config: TranslationConfig, ratio: float) -> TranslationConfig:
+    return replace(config, training=replace(config.training, teacher_forcing_ratio=ratio))
+
+
 def teacher_forcing_sweep(
     data: ParallelData,
     splits: Splits,
@@ -445,27 +492,21 @@ def teacher_forcing_sweep(
     Every model has the same seed, data and budget (``config.training`` but the
     ratio); the validation sentences of that many clauses are decoded greedily
     (free running), as at test time. ``data`` and ``splits`` are
-    :func:`generated_data`'s pair.
+    :func:`generated_data`'s pair. The models are trained by :func:`train_model`,
+    so they are kept, and :func:`start_seq2seq_experiments` can train them ahead.
     """
     if not ratios:
         raise ValueError("give at least one teacher_forcing_ratio")
-    if len(splits.train) != len(data.train) or len(splits.valid) != len(data.valid):
-        raise ValueError("data and splits must come from the same generated_data() call")
-    examples = [
-        e for e, p in zip(data.examples("train"), splits.train, strict=True) if p.clauses == clauses
-    ]
-    valid = [p for p in splits.valid if p.clauses == clauses]
-    if not examples or not valid:
-        raise ValueError(f"no training or validation pair has {clauses} clause(s)")
+    subset = _clause_subset(data, splits, clauses)
     runs = []
     for ratio in ratios:
-        training = replace(config.training, teacher_forcing_ratio=ratio)
-        model = new_seq2seq(data, config)
-        history = train_seq2seq(model, examples, training, show_progress=show_progress)
+        ratio_config = _with_teacher_forcing(config, ratio)
+        model = new_seq2seq(subset, ratio_config)
+        history = train_model(model, subset, ratio_config.training, show_progress=show_progress)
         hypotheses = translate(
-            model, [list(p.source) for p in valid], data.source_vocab, data.target_vocab
+            model, [s for s, _ in subset.valid], subset.source_vocab, subset.target_vocab
         )
-        scores = score_translations(hypotheses, [list(p.target) for p in valid])
+        scores = score_translations(hypotheses, [t for _, t in subset.valid])
         runs.append(
             TeacherForcingRun(
                 ratio,
@@ -476,6 +517,189 @@ def teacher_forcing_sweep(
             )
         )
     return runs
+
+
+# ---------------------------------------------------------------------------
+# Reading the source backwards (Sutskever et al., 2014)
+# ---------------------------------------------------------------------------
+
+
+def reverse_sources(data: ParallelData) -> ParallelData:
+    """``data`` with every source sentence's tokens in reverse order; targets untouched.
+
+    Sutskever et al. (2014) fed the encoder the source backwards. A source has no
+    ``<eos>`` (the encoder stops at its length), so reversing its tokens is the
+    whole change; the target keeps its order, and :meth:`ParallelData.examples`
+    still closes it with ``<eos>``. The name changes too, so :func:`train_model`
+    keeps the model apart from the one trained on the forward sources.
+    """
+
+    def backwards(
+        pairs: Sequence[tuple[list[str], list[str]]],
+    ) -> list[tuple[list[str], list[str]]]:
+        return [(source[::-1], list(target)) for source, target in pairs]
+
+    return replace(
+        data,
+        name=f"{data.name}/reversed",
+        train=backwards(data.train),
+        valid=backwards(data.valid),
+        test=backwards(data.test),
+    )
+
+
+@dataclass(frozen=True)
+class SourceOrderRun:
+    """9장's seq2seq trained and tested with the sources in one order (greedy decoding)."""
+
+    source_order: str  # "forward" or "reversed"
+    in_range: TranslationScores  # test sentences of at most max_train_clauses clauses
+    beyond: TranslationScores  # test sentences with more clauses than any training sentence
+    by_length: list[LengthRow]
+    first_token: float  # share of the in-range test sentences whose first output token is right
+    correct: list[bool]  # per test sentence: translated exactly
+    train_loss: list[float]
+
+
+def _scores_where(
+    hypotheses: Sequence[Tokens], references: Sequence[Tokens], keep: Sequence[bool]
+) -> TranslationScores:
+    chosen = [i for i, k in enumerate(keep) if k]
+    return score_translations([hypotheses[i] for i in chosen], [references[i] for i in chosen])
+
+
+def run_source_reversal(
+    data: ParallelData, splits: Splits, config: TranslationConfig, show_progress: bool = True
+) -> dict[str, SourceOrderRun]:
+    """Train 9장's seq2seq on forward and on reversed sources, same seed, data and budget.
+
+    Both are scored on the generated test sentences (the reversed model reads them
+    backwards too): in and beyond the training range of clauses, and by length.
+    ``data`` and ``splits`` are :func:`generated_data`'s pair.
+    """
+    if len(splits.test) != len(data.test):
+        raise ValueError("data and splits must come from the same generated_data() call")
+    inside = [p.clauses <= splits.max_train_clauses for p in splits.test]
+    results = {}
+    for order, ordered in (("forward", data), ("reversed", reverse_sources(data))):
+        model = new_seq2seq(ordered, config)
+        history = train_model(model, ordered, config.training, show_progress=show_progress)
+        hypotheses = translate(
+            model, [s for s, _ in ordered.test], ordered.source_vocab, ordered.target_vocab
+        )
+        references = [t for _, t in ordered.test]
+        results[order] = SourceOrderRun(
+            order,
+            _scores_where(hypotheses, references, inside),
+            _scores_where(hypotheses, references, [not keep for keep in inside]),
+            scores_by_length(hypotheses, splits.test, splits.max_train_clauses),
+            sum(h[:1] == r[:1] for h, r, k in zip(hypotheses, references, inside, strict=True) if k)
+            / sum(inside),
+            [h == r for h, r in zip(hypotheses, references, strict=True)],
+            list(history.train_loss),
+        )
+    return results
+
+
+@dataclass(frozen=True)
+class TimeLag:
+    """Steps from the encoder reading a source word to the decoder writing its translation."""
+
+    mean: float  # over every aligned (source word, target token) pair of every sentence
+    first: float  # the first target token's (its nearest aligned source word), mean over sentences
+
+
+def time_lags(pairs: Sequence[Pair]) -> dict[str, TimeLag]:
+    """``"forward"`` and ``"reversed"``: the time lags of Sutskever et al. (2014) in ``pairs``.
+
+    The encoder reads source word i (1-based) of S at step i, or at step S − i + 1
+    when the source is reversed; the decoder writes target token j at step S + j.
+    The lag is the difference, from the pairs' word alignments.
+    """
+    lags: dict[str, tuple[list[int], list[int]]] = {"forward": ([], []), "reversed": ([], [])}
+    for pair in pairs:
+        length = len(pair.source)
+        for order, (every, first) in lags.items():
+            # the step at which the encoder reads source word i (0-based)
+            read_at = [i + 1 if order == "forward" else length - i for i in range(length)]
+            steps = [
+                [length + j - read_at[i] for i in aligned]
+                for j, aligned in enumerate(pair.alignment, start=1)
+            ]
+            every.extend(lag for token in steps for lag in token)
+            if steps and steps[0]:
+                first.append(min(steps[0]))
+    if not lags["forward"][0] or not lags["forward"][1]:
+        raise ValueError("pairs must hold at least one aligned first target token")
+    return {
+        order: TimeLag(sum(every) / len(every), sum(first) / len(first))
+        for order, (every, first) in lags.items()
+    }
+
+
+def start_seq2seq_experiments(
+    data: ParallelData,
+    splits: Splits,
+    config: TranslationConfig,
+    gettext: ParallelData | None = None,
+) -> bool:
+    """Start training 9장's models in the background, in the order the chapter needs them.
+
+    The chapter's model, the teacher-forcing sweep's models, the model on reversed
+    sources and, when given, the model on ``gettext`` (the catalogues' data): one
+    worker process per core trains those the cache lacks while the chapter goes
+    on, and :func:`train_model` waits only for a model and those started before it.
+    Nothing starts on a GPU, on one core or with the cache off (each cell then
+    trains its own). Returns whether anything was started.
+    """
+    subset = _clause_subset(data, splits, clauses=1)
+    jobs: list[tuple[ModelMaker, ParallelData, TranslationConfig]] = [(new_seq2seq, data, config)]
+    jobs += [(new_seq2seq, subset, _with_teacher_forcing(config, r)) for r in (1.0, 0.5, 0.0)]
+    jobs.append((new_seq2seq, reverse_sources(data), config))
+    if gettext is not None:
+        jobs.append((new_seq2seq, gettext, config))
+    return train_in_background(jobs, wait_for_all=False)
+
+
+# ---------------------------------------------------------------------------
+# Why subwords: the gettext test split's words and pieces
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubwordCoverage:
+    """How much of one side of the test split a word vocabulary and the pieces miss."""
+
+    test_words: int  # words (split at spaces) in the test split
+    unseen_words: float  # share of them that no training sentence contains
+    test_pieces: int
+    unknown_pieces: float  # share of the test pieces that the model reads as <unk>
+
+
+def subword_coverage(data: ParallelData) -> dict[str, SubwordCoverage]:
+    """``"source"`` and ``"target"``: what a word-level vocabulary of the training split
+    would miss in the test split, against the pieces the model actually reads.
+
+    Words are the detokenized text split at spaces (``data.words``); a piece is
+    unknown when it is not in the side's vocabulary (a character no training
+    sentence has).
+    """
+    sides = {"source": (0, data.source_vocab), "target": (1, data.target_vocab)}
+    coverage = {}
+    for side, (index, vocab) in sides.items():
+        seen = {w for pair in data.train for w in data.words(pair[index])}
+        words = [w for pair in data.test for w in data.words(pair[index])]
+        pieces = [piece for pair in data.test for piece in pair[index]]
+        if not words or not pieces:
+            raise ValueError(f"the test split has no {side} words")
+        unknown = sum(i == vocab.unk_id for i in vocab.encode(pieces))
+        coverage[side] = SubwordCoverage(
+            len(words),
+            sum(w not in seen for w in words) / len(words),
+            len(pieces),
+            unknown / len(pieces),
+        )
+    return coverage
 
 
 @torch.no_grad()
