@@ -88,3 +88,58 @@ def test_with_the_penalty_some_hops_settle_on_particles_and_endings(experiment):
         counter.most_common(1)[0][0] for counter in experiment.peak_tokens(experiment.with_penalty)
     ]
     assert sum(top not in KEYWORD_SYLLABLES for top in tops) >= 2
+
+
+def test_runs_started_in_the_background_are_the_ones_trained_here(tmp_path, monkeypatch):
+    """start_chapter_runs' workers give run_penalty_experiment and train_model the same results."""
+    from course_utils import runs
+    from course_utils.experiments.ch09_seq2seq import (
+        TranslationConfig,
+        generated_data,
+        new_seq2seq,
+        train_model,
+    )
+    from course_utils.experiments.ch10_attention import (
+        SelfAttentiveConfig,
+        new_bahdanau,
+        start_chapter_runs,
+    )
+    from course_utils.seq2seq import TrainConfig
+
+    tiny = TranslationConfig(200, 10, 10, 2, 3, 1, 8, 16, TrainConfig(epochs=1, batch_size=64))
+    penalty = SelfAttentiveConfig(
+        embedding_size=8, hidden_size=8, attention_size=8, hops=2, mlp_size=8, epochs=1
+    )
+    data, _ = generated_data(tiny)
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path / "background"))
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # the chapter's setting
+    try:
+        assert start_chapter_runs(data, tiny, penalty=penalty) == (runs.background_workers() >= 2)
+        background = run_penalty_experiment(penalty)
+        models = {}
+        for name, make in (("seq2seq", new_seq2seq), ("bahdanau", new_bahdanau)):
+            model = make(data, tiny)
+            history = train_model(model, data, tiny.training, show_progress=False)
+            models[name] = model.state_dict(), history.train_loss
+        monkeypatch.setenv("COURSE_CACHE", "off")
+        assert not start_chapter_runs(data, tiny, penalty=penalty)  # nothing starts without a cache
+        here = run_penalty_experiment(penalty)
+        for name, make in (("seq2seq", new_seq2seq), ("bahdanau", new_bahdanau)):
+            model = make(data, tiny)
+            history = train_model(model, data, tiny.training, show_progress=False)
+            state, losses = models[name]
+            assert history.train_loss == losses
+            assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
+    finally:
+        torch.set_num_threads(before)
+    assert background.bag_of_ngrams_accuracy == here.bag_of_ngrams_accuracy
+    for run_there, run_here in [
+        (background.without_penalty, here.without_penalty),
+        (background.with_penalty, here.with_penalty),
+    ]:
+        assert run_there.loss_curve == run_here.loss_curve
+        assert run_there.test_accuracy == run_here.test_accuracy
+        assert run_there.test_penalty == run_here.test_penalty
+        there, now = run_there.model.state_dict(), run_here.model.state_dict()
+        assert all(torch.equal(there[k], v) for k, v in now.items())

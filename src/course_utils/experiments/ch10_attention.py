@@ -3,6 +3,8 @@
 - :func:`new_bahdanau`, :func:`new_luong`, :func:`score_model_run`,
   :func:`run_attention_comparison`: the attention models trained beside 9장's
   seq2seq on the generated corpus, scored by BLEU, by length and by alignment.
+- :func:`start_chapter_runs`: every training of the chapter started at its
+  first cell, in worker processes.
 - :func:`constitution_chapter_lines`, :func:`run_penalty_experiment`: which
   chapter of the constitution (국민의 권리와 의무, 국회, 정부, 법원) a clause
   comes from, read syllable by syllable by
@@ -13,16 +15,19 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 
+from course_utils import runs
 from course_utils.attention import (
     BahdanauSeq2Seq,
     LuongSeq2Seq,
@@ -91,6 +96,7 @@ __all__ = [
     "score_model_run",
     "self_attentive_config",
     "start_attention_comparison",
+    "start_chapter_runs",
     "train_run",
 ]
 
@@ -457,6 +463,31 @@ def bag_of_ngrams_accuracy(
     return float(correct / len(test))
 
 
+PenaltyData = dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+
+
+def _penalty_data(
+    config: SelfAttentiveConfig,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str], Vocab, PenaltyData]:
+    """``(train, test, classes, vocab, data)``: the clauses split and encoded for train_run."""
+    rows = constitution_chapter_lines()
+    train, test = split_lines(rows, config.held_out_fraction)
+    classes = list(dict.fromkeys(label for _, label in rows))  # in the order of the text
+    vocab = Vocab.build([list(line) for line, _ in train])
+    data = {}
+    for part, pairs in (("train", train), ("test", test)):
+        tokens, mask = encode_lines([list(line) for line, _ in pairs], vocab)
+        labels = torch.tensor([classes.index(label) for _, label in pairs])  # (B,)
+        data[part] = tokens, mask, labels
+    return train, test, classes, vocab, data
+
+
+#: What :func:`start_chapter_runs` started for :func:`run_penalty_experiment`, by (config,
+#: coefficient or ``"bag-of-ngrams"``, device type): a function that waits for it and returns it.
+PenaltyKey = tuple[SelfAttentiveConfig, float | str, str]
+_BACKGROUND_PENALTY_RUNS: dict[PenaltyKey, Callable[[], Any]] = {}
+
+
 def run_penalty_experiment(
     config: SelfAttentiveConfig | None = None, device: str | torch.device | None = None
 ) -> PenaltyExperiment:
@@ -466,7 +497,9 @@ def run_penalty_experiment(
     order for the same number of epochs; only the penalty term of the loss
     differs. Clauses are read syllable by syllable (spaces included), the
     vocabulary comes from the training clauses, and every
-    ``1/held_out_fraction``-th clause is held out (:func:`split_lines`).
+    ``1/held_out_fraction``-th clause is held out (:func:`split_lines`). A run
+    that :func:`start_chapter_runs` started in a worker process is waited for
+    and taken from there: single-threaded like the chapter, it is the same run.
     """
     config = self_attentive_config() if config is None else config
     if not isinstance(config, SelfAttentiveConfig):
@@ -477,31 +510,111 @@ def run_penalty_experiment(
             f"got {config.penalty_coefficient}"
         )
     target = get_device() if device is None else torch.device(device)
-    rows = constitution_chapter_lines()
-    train, test = split_lines(rows, config.held_out_fraction)
-    classes = list(dict.fromkeys(label for _, label in rows))  # in the order of the text
-    vocab = Vocab.build([list(line) for line, _ in train])
-    data = {}
-    for part, pairs in (("train", train), ("test", test)):
-        tokens, mask = encode_lines([list(line) for line, _ in pairs], vocab)
-        labels = torch.tensor([classes.index(label) for _, label in pairs])  # (B,)
-        data[part] = tokens, mask, labels
-    runs = [
-        train_run(config, coefficient, data, len(vocab), len(classes), target)
-        for coefficient in (0.0, config.penalty_coefficient)
-    ]
+    train, test, classes, vocab, data = _penalty_data(config)
     majority = Counter(label for _, label in train).most_common(1)[0][0]
+    started_bag = _BACKGROUND_PENALTY_RUNS.pop((config, "bag-of-ngrams", target.type), None)
+    if started_bag is not None:
+        bag_of_ngrams = started_bag()
+    else:
+        bag_of_ngrams = bag_of_ngrams_accuracy(train, test, config.seed)
+    trained = []
+    for coefficient in (0.0, config.penalty_coefficient):
+        started = _BACKGROUND_PENALTY_RUNS.pop((config, coefficient, target.type), None)
+        if started is not None:  # start_chapter_runs trains it in a worker process
+            trained.append(started())
+        else:
+            trained.append(train_run(config, coefficient, data, len(vocab), len(classes), target))
     return PenaltyExperiment(
         config=config,
         classes=classes,
         vocab=vocab,
         train=train,
         test=test,
-        without_penalty=runs[0],
-        with_penalty=runs[1],
+        without_penalty=trained[0],
+        with_penalty=trained[1],
         majority_accuracy=sum(label == majority for _, label in test) / len(test),
-        bag_of_ngrams_accuracy=bag_of_ngrams_accuracy(train, test, config.seed),
+        bag_of_ngrams_accuracy=bag_of_ngrams,
     )
+
+
+# ---------------------------------------------------------------------------
+# Every training of the chapter at once
+# ---------------------------------------------------------------------------
+
+
+def _penalty_job(config: SelfAttentiveConfig, part: float | str, threads: int) -> Any:
+    """One part of :func:`run_penalty_experiment` (a run, or the n-gram baseline) in a worker.
+
+    The worker runs at the lowest priority where the system has priorities.
+    """
+    if hasattr(os, "setpriority"):  # POSIX: the cores go to the chapter and the translation models
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+    os.environ["TQDM_DISABLE"] = "1"  # a worker's bars would go to the terminal, not the notebook
+    torch.set_num_threads(threads)  # the parent's count, as for the translation models
+    train, test, classes, vocab, data = _penalty_data(config)
+    if part == "bag-of-ngrams":
+        return bag_of_ngrams_accuracy(train, test, config.seed)
+    return train_run(config, float(part), data, len(vocab), len(classes), get_device())
+
+
+def start_chapter_runs(
+    data: ParallelData,
+    config: TranslationConfig,
+    gettext: ParallelData | None = None,
+    penalty: SelfAttentiveConfig | None = None,
+) -> bool:
+    """Start every training of 10장 at its first cell, in worker processes.
+
+    The translation models that the cache lacks (Bahdanau's, 9장's seq2seq
+    and Luong's on ``data``, then Bahdanau's and 9장's seq2seq on ``gettext``
+    when given) train one per core
+    (:func:`~course_utils.experiments.ch09_seq2seq.train_in_background`), the
+    longest first and then in the order the chapter needs them;
+    :func:`~course_utils.experiments.ch09_seq2seq.train_model` waits only for
+    its own model and the ones started before it. The two runs of
+    :func:`run_penalty_experiment` (``penalty``, default
+    :func:`self_attentive_config`) and its n-gram baseline run one after the
+    other in one more worker at the lowest priority, so they take a core only
+    when the chapter and the translation models leave one idle;
+    :func:`run_penalty_experiment` waits for them. Every worker runs on the
+    chapter's thread count, so the results are the ones computed here. Nothing
+    starts on a GPU, on one core or with the cache off (``COURSE_CACHE=off``):
+    everything then trains where it is needed. Returns whether anything was
+    started.
+    """
+    if runs.background_workers() < 2:
+        return False
+    penalty = self_attentive_config() if penalty is None else penalty
+    # single-core seconds on the CPU run: 28, 18, 17, 22, 12 (9장 has usually left both seq2seq)
+    jobs = [(new_bahdanau, data, config), (new_seq2seq, data, config), (new_luong, data, config)]
+    if gettext is not None:
+        jobs += [(new_bahdanau, gettext, config), (new_seq2seq, gettext, config)]
+    started = train_in_background(jobs, wait_for_all=False)
+    device = get_device().type
+    parts: list[float | str] = [0.0, penalty.penalty_coefficient, "bag-of-ngrams"]
+    todo = [
+        (penalty, part, device)
+        for part in parts
+        if (penalty, part, device) not in _BACKGROUND_PENALTY_RUNS
+    ]
+    if not todo:
+        return started
+    pool = runs.worker_pool(1)
+    threads = torch.get_num_threads()
+    futures = [pool.submit(_penalty_job, penalty, key[1], threads) for key in todo]
+
+    def waiting_for(future: Future[Any]) -> Callable[[], Any]:
+        def wait() -> Any:
+            runs.wait_all([future], "학습 중인 분류기")
+            if all(f.done() for f in futures):
+                pool.shutdown()
+            return future.result()  # a worker's error is raised here
+
+        return wait
+
+    for key, future in zip(todo, futures, strict=True):
+        _BACKGROUND_PENALTY_RUNS[key] = waiting_for(future)
+    return True
 
 
 def plot_hops(
