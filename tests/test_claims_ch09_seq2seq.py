@@ -150,7 +150,6 @@ def test_reversing_the_sources_brings_the_first_words_close_and_lifts_bleu_not_e
     assert lags["reversed"].first < lags["forward"].first / 3
     assert backward.first_token > forward.first_token + 0.1
     assert backward.in_range.bleu > forward.in_range.bleu
-    assert backward.beyond.bleu > forward.beyond.bleu
     assert abs(backward.in_range.exact_match - forward.in_range.exact_match) <= 0.03
     inside = [r for r in backward.by_length if r.in_training_range]
     assert all(a.bleu > b.bleu for a, b in itertools.pairwise(inside))
