@@ -13,6 +13,7 @@ enough that a different CPU's floating-point rounding cannot flip them.
 import pytest
 
 from course_utils.device import run_size
+from course_utils.experiments.ch12_downstream import run_downstream
 from course_utils.experiments.ch12_finetuning import (
     run_korean_finetuning,
 )
@@ -146,3 +147,33 @@ def test_the_comparison_reads_6_chapters_test_sets(comparison):
     assert rows["spacing"]["test_size"] == 8823 and rows["lines"]["test_size"] == 416
     assert rows["spacing"]["baseline"] == pytest.approx(0.757, abs=1e-3)
     assert rows["lines"]["baseline"] == pytest.approx(0.8365, abs=1e-3)
+
+
+# --- the BERT paper's two other formats: three starts, three seeds ------------------------------
+
+
+@pytest.fixture(scope="module")
+def downstream(small_run):
+    return run_downstream(small_run)
+
+
+def test_only_the_pretrained_start_learns_the_entailment_pairs(downstream):
+    pretrained, random_start, frozen = (
+        downstream.scores("pairs", start) for start in ("pretrained", "random", "frozen")
+    )
+    for p, r, f in zip(pretrained, random_start, frozen, strict=True):
+        assert p > max(r, f) + 0.15
+        assert p > downstream.baseline.accuracy + 0.1
+    assert all(abs(a - 0.5) < 0.06 for a in random_start + frozen)
+    assert downstream.baseline.accuracy < 0.6 < downstream.baseline.train_accuracy
+
+
+def test_every_start_beats_a_random_span_and_the_frozen_encoder_is_lowest(downstream):
+    f1 = {s: downstream.scores("spans", s, "f1") for s in ("pretrained", "random", "frozen")}
+    exact = {s: downstream.scores("spans", s) for s in ("pretrained", "random", "frozen")}
+    assert min(f1["pretrained"] + f1["random"] + f1["frozen"]) > downstream.span_baseline.f1 + 0.1
+    for seed in range(len(downstream.config.seeds)):
+        assert f1["frozen"][seed] < min(f1["pretrained"][seed], f1["random"][seed])
+        assert exact["frozen"][seed] < min(exact["pretrained"][seed], exact["random"][seed])
+        assert abs(f1["pretrained"][seed] - f1["random"][seed]) < 0.05
+    assert max(exact["pretrained"] + exact["random"]) < 0.3

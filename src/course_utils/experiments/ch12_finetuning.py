@@ -49,6 +49,7 @@ __all__ = [
     "run_korean_finetuning",
     "start_korean_training",
     "tag_characters",
+    "wait_for_training",
 ]
 
 # ---------------------------------------------------------------------------
@@ -366,6 +367,11 @@ def _finetune_job(task: str, config: KoreanBertConfig, pretrained: bool, threads
     )
 
 
+def _extra_job(function: Callable[..., Any], args: tuple[Any, ...], threads: int) -> None:
+    torch.set_num_threads(threads)
+    function(*args)
+
+
 def _missing(kind: str, recipe: object) -> bool:
     path = runs.cache_path(f"bert-{kind}", recipe)
     return path is not None and not path.is_file()
@@ -376,54 +382,77 @@ class _BackgroundTraining:
 
     Pretraining and the two random-start fine-tunings start at once; the two
     pretrained fine-tunings are submitted as soon as pretraining is done, so
-    both cores stay busy. Everything lands in the training cache.
+    both cores stay busy. Extra jobs (:func:`start_korean_training`'s
+    ``extra``) queue behind them: those that need the pretrained weights after
+    the pretrained fine-tunings. Everything lands in the training cache.
     """
 
     def __init__(self, config: KoreanBertConfig, workers: int) -> None:
         from concurrent.futures import Future
 
-        threads = torch.get_num_threads()
+        self.threads = torch.get_num_threads()
         self.pool = runs.worker_pool(workers)
         self.finetunes: list[Future[None]] = []
         self.submitted = threading.Event()  # the pretrained fine-tunings are in the queue
+        self.lock = threading.Lock()
         self.pretraining: Future[None] | None = None
-        after = [
-            (task, config, True, threads)
+        self.seen: set[str] = set()  # repr of every job submitted or waiting for pretraining
+        self.after: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
+            (_finetune_job, (task, config, True, self.threads))
             for task in ("spacing", "lines")
             if _missing(task, (config, True, False))
         ]
         if _missing("pretrain", (config.pretraining_recipe(), False)):
-            self.pretraining = self.pool.submit(_pretrain_job, config, threads)
+            self.pretraining = self.pool.submit(_pretrain_job, config, self.threads)
             runs.will_produce(("bert-pretrain", config.pretraining_recipe()), self.wait_pretraining)
         self.finetunes += [
-            self.pool.submit(_finetune_job, task, config, False, threads)
+            self.pool.submit(_finetune_job, task, config, False, self.threads)
             for task in ("spacing", "lines")
             if _missing(task, (config, False, False))
         ]
+        if self.pretraining is None:
+            self._submit_after()
+        else:  # from a thread of ours, not the executor's own callback thread
+            self.pretraining.add_done_callback(
+                lambda _: threading.Thread(target=self._submit_after, daemon=True).start()
+            )
 
-        def submit_after() -> None:
+    def _submit_after(self) -> None:
+        with self.lock:
             try:
                 if self.pretraining is None or self.pretraining.exception() is None:
-                    self.finetunes += [self.pool.submit(_finetune_job, *job) for job in after]
+                    self.finetunes += [self.pool.submit(f, *args) for f, args in self.after]
+                self.after = []
             finally:
                 self.submitted.set()
 
-        if self.pretraining is None:
-            submit_after()
-        else:  # from a thread of ours, not the executor's own callback thread
-            self.pretraining.add_done_callback(
-                lambda _: threading.Thread(target=submit_after, daemon=True).start()
-            )
+    def add(self, jobs: Sequence[tuple[bool, Callable[..., Any], tuple[Any, ...]]]) -> None:
+        """Queue ``(needs pretraining, function, args)`` jobs not queued before."""
+        with self.lock:
+            for needs_pretraining, function, args in jobs:
+                key = f"{function.__module__}.{function.__qualname__}{args!r}"
+                if key in self.seen:
+                    continue
+                self.seen.add(key)
+                job = (_extra_job, (function, args, self.threads))
+                if needs_pretraining and not self.submitted.is_set():
+                    self.after.append(job)
+                else:
+                    self.finetunes.append(self.pool.submit(job[0], *job[1]))
 
     def wait_pretraining(self) -> None:
         if self.pretraining is not None:
+            runs.wait_all([self.pretraining], "사전 학습 (백그라운드)")
             self.pretraining.result()
 
     def wait(self) -> None:
         try:
             self.wait_pretraining()
             self.submitted.wait()
-            for future in list(self.finetunes):
+            with self.lock:
+                futures = list(self.finetunes)
+            runs.wait_all(futures, "미세 조정 (백그라운드)")
+            for future in futures:
                 future.result()
         finally:
             self.pool.shutdown()
@@ -433,7 +462,10 @@ class _BackgroundTraining:
 _BACKGROUND: dict[KoreanBertConfig, _BackgroundTraining] = {}
 
 
-def start_korean_training(config: KoreanBertConfig | None = None) -> bool:
+def start_korean_training(
+    config: KoreanBertConfig | None = None,
+    extra: Sequence[tuple[bool, Callable[..., Any], tuple[Any, ...]]] = (),
+) -> bool:
     """Start training, in the background, what :func:`run_korean_finetuning` will need.
 
     On a CPU with two cores or more and the training cache on, two worker
@@ -441,26 +473,34 @@ def start_korean_training(config: KoreanBertConfig | None = None) -> bool:
     whatever the cache lacks while this process goes on with other work;
     :func:`pretrain_korean_bert`, :func:`finetune_spacing`,
     :func:`finetune_lines` and :func:`run_korean_finetuning` wait for them
-    instead of training again. Returns whether anything was started (nothing
-    is on a GPU, on one core, with ``COURSE_CACHE=off``, or when everything
-    is cached). 9장's :func:`~course_utils.experiments.ch09_seq2seq.train_in_parallel`
+    instead of training again. ``extra`` jobs ``(needs pretraining, function,
+    args)`` (the downstream runs of
+    :mod:`course_utils.experiments.ch12_downstream`) queue behind them.
+    Returns whether anything runs in the background (nothing does on a GPU, on
+    one core, with ``COURSE_CACHE=off``, or when everything is cached).
+    9장's :func:`~course_utils.experiments.ch09_seq2seq.train_in_parallel`
     pattern, without blocking.
     """
     config = check_config(config)
-    if config in _BACKGROUND:
-        return True
-    cores = runs.background_workers()
-    if cores < 2:
-        return False
-    needed = _missing("pretrain", (config.pretraining_recipe(), False)) or any(
-        _missing(task, (config, pretrained, False))
-        for task in ("spacing", "lines")
-        for pretrained in (True, False)
-    )
-    if not needed:
-        return False
-    _BACKGROUND[config] = _BackgroundTraining(config, min(2, cores))
+    if config not in _BACKGROUND:
+        cores = runs.background_workers()
+        if cores < 2:
+            return False
+        needed = _missing("pretrain", (config.pretraining_recipe(), False)) or any(
+            _missing(task, (config, pretrained, False))
+            for task in ("spacing", "lines")
+            for pretrained in (True, False)
+        )
+        if not needed and not extra:
+            return False
+        _BACKGROUND[config] = _BackgroundTraining(config, min(2, cores))
+    _BACKGROUND[config].add(extra)
     return True
+
+
+def wait_for_training(config: KoreanBertConfig | None = None) -> None:
+    """Wait until :func:`start_korean_training`'s workers are done (at once if none run)."""
+    _wait_for_background(check_config(config))
 
 
 def _wait_for_background(config: KoreanBertConfig) -> None:
