@@ -16,13 +16,16 @@ from course_utils.checks import load_state_dict_strict
 from course_utils.experiments.ch12_downstream import (
     DownstreamConfig,
     SentencePair,
+    additive_tense_ceiling,
     bag_of_words_baseline,
+    constant_span_baseline,
     encode_pairs,
     encode_questions,
     finetune_downstream,
     make_span_questions,
     make_tense_pairs,
     random_span_baseline,
+    tense_of,
     words,
 )
 from course_utils.translation_lexicon import LEXICON
@@ -167,6 +170,59 @@ def test_neither_sentence_alone_tells_the_label():
 def test_a_bag_of_words_does_not_compare_the_tenses():
     baseline = bag_of_words_baseline(make_tense_pairs(800, 0), make_tense_pairs(400, 1))
     assert baseline.accuracy < 0.6 < baseline.train_accuracy
+
+
+def test_tense_of_reads_the_verb_form():
+    for p in make_tense_pairs(200, seed=5):
+        assert tense_of(p.first) == _tense(p.first) and tense_of(p.second) == _tense(p.second)
+    with pytest.raises(ValueError, match="verb form of the grammar"):
+        tense_of("소년이 사과를")
+    with pytest.raises(TypeError, match="sentence must be a str"):
+        tense_of(None)
+
+
+def test_additive_tense_ceiling_is_three_quarters_on_the_balanced_cells():
+    from itertools import product
+
+    # the design's proportions: each same-tense cell 2 pairs (label 1), each other cell 1 (label 0)
+    verb = {"present": "먹습니다", "past": "먹었습니다", "future": "먹을 것입니다"}
+    pairs = [
+        SentencePair(f"소년이 사과를 {verb[a]}", f"소년이 사과를 {verb[b]}", int(a == b))
+        for a, b in product(verb, verb)
+        for _ in range(2 if a == b else 1)
+    ]
+    assert additive_tense_ceiling(pairs) == pytest.approx(0.75)
+    # brute force, another way: every labelling of the nine cells by u[a] + v[b] > t with
+    # real-valued u, v drawn at random finds no rule above 3/4
+    rng = torch.Generator().manual_seed(0)
+    tenses = list(verb)
+    best = 0.0
+    for _ in range(400):
+        u, v = torch.randn(3, generator=rng), torch.randn(3, generator=rng)
+        for t in torch.linspace(-4, 4, 33):
+            right = sum(
+                ((u[tenses.index(tense_of(p.first))] + v[tenses.index(tense_of(p.second))]) > t)
+                == bool(p.label)
+                for p in pairs
+            )
+            best = max(best, right / len(pairs), 1 - right / len(pairs))
+    assert best <= 0.75 + 1e-9
+
+
+def test_constant_span_baseline_by_hand():
+    from course_utils.experiments.ch12_downstream import SpanQuestion
+
+    train = [SpanQuestion("누가?", "개가 와", "개", 0, 0)] * 3 + [
+        SpanQuestion("누가?", "소가 와", "소", 2, 2)
+    ]
+    test = [
+        SpanQuestion("누가?", "말이 와", "말", 0, 0),
+        SpanQuestion("언제?", "어제 와", "어제", 0, 1),
+    ]
+    constant = constant_span_baseline(train, test, max_length=12)
+    assert constant.exact_span == (0, 0) and constant.exact == 0.5
+    assert constant.f1_span == (0, 0)  # F1 on train: (0,0) 3/4, (0,1) 2/3·3/4, (2,2) 1/4
+    assert constant.f1 == pytest.approx((1 + 2 * 1 * 0.5 / 1.5) / 2)
 
 
 def test_random_span_baseline_by_hand():

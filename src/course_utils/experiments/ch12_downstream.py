@@ -26,6 +26,7 @@ so every label is exact:
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import random
 import time
@@ -58,13 +59,16 @@ __all__ = [
     "STARTS",
     "TASKS",
     "BagOfWordsBaseline",
+    "ConstantSpan",
     "DownstreamComparison",
     "DownstreamConfig",
     "DownstreamResult",
     "SentencePair",
     "SpanBaseline",
     "SpanQuestion",
+    "additive_tense_ceiling",
     "bag_of_words_baseline",
+    "constant_span_baseline",
     "downstream_jobs",
     "encode_pairs",
     "encode_questions",
@@ -73,6 +77,7 @@ __all__ = [
     "make_tense_pairs",
     "random_span_baseline",
     "run_downstream",
+    "tense_of",
     "words",
 ]
 
@@ -86,7 +91,7 @@ STARTS = ("pretrained", "random", "frozen")
 
 @dataclass(frozen=True)
 class SentencePair:
-    """Two Korean sentences; ``label`` 1 if they mean the same, 0 if the roles are swapped."""
+    """Two Korean sentences; ``label`` 1 if B's verb has A's tense, 0 if not."""
 
     first: str  # A, with its spaces
     second: str  # B
@@ -295,6 +300,80 @@ def random_span_baseline(questions: Sequence[SpanQuestion], max_length: int) -> 
     return SpanBaseline(exact / len(questions), f1 / len(questions))
 
 
+@dataclass(frozen=True)
+class ConstantSpan:
+    """Answer every question with the same span, the one best on the training questions."""
+
+    exact_span: tuple[int, int]  # the span with the most exact matches on the training questions
+    exact: float  # its exact match on the test questions
+    f1_span: tuple[int, int]  # the span with the highest mean F1 on the training questions
+    f1: float  # its F1 on the test questions
+
+
+def constant_span_baseline(
+    train: Sequence[SpanQuestion], test: Sequence[SpanQuestion], max_length: int
+) -> ConstantSpan:
+    """The position prior: the fixed spans (of at most ``max_length`` characters, inside the
+    shortest training sentence) that score best on ``train``, scored on ``test``. A rule
+    that reads neither the question nor the sentence."""
+    for name, questions in (("train", train), ("test", test)):
+        if not questions or not all(isinstance(q, SpanQuestion) for q in questions):
+            raise TypeError(f"{name} must be a non-empty sequence of SpanQuestion")
+    check_int(max_length, "max_length")
+    n = min(len(q.sentence.replace(" ", "")) for q in train)
+    spans = [(i, j) for i in range(n) for j in range(i, min(n, i + max_length))]
+
+    def exact(span: tuple[int, int], questions: Sequence[SpanQuestion]) -> float:
+        return sum(span == (q.start, q.end) for q in questions) / len(questions)
+
+    def f1(span: tuple[int, int], questions: Sequence[SpanQuestion]) -> float:
+        return sum(span_f1(span, (q.start, q.end)) for q in questions) / len(questions)
+
+    by_exact = max(spans, key=lambda span: exact(span, train))
+    by_f1 = max(spans, key=lambda span: f1(span, train))
+    return ConstantSpan(by_exact, exact(by_exact, test), by_f1, f1(by_f1, test))
+
+
+_TENSE_OF_FORM: dict[str, str] = {}
+
+
+def tense_of(sentence: str) -> str:
+    """The tense (``"present"``, ``"past"``, ``"future"``) of a generated sentence's verb."""
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+    if not _TENSE_OF_FORM:
+        for verb in LEXICON.verbs:
+            for tense, form in _verb_forms(verb, None).items():
+                _TENSE_OF_FORM[form] = tense
+    words = sentence.split()
+    ending = " ".join(words[-2:]) if sentence.endswith(" 것입니다") else words[-1] if words else ""
+    if ending not in _TENSE_OF_FORM:
+        raise ValueError(f"sentence must end in a verb form of the grammar, got {sentence!r}")
+    return _TENSE_OF_FORM[ending]
+
+
+def additive_tense_ceiling(pairs: Sequence[SentencePair]) -> float:
+    """The best accuracy on ``pairs`` of a rule that scores A's tense and B's tense apart and
+    thresholds the sum: ``u[tense of A] + v[tense of B] > θ`` (or ``< θ``). Exact: every
+    such rule on three tenses labels the nine (A, B) tense cells in a pattern that integer
+    scores from −3 to 3 reach, and each pattern is scored on the pairs' cell counts."""
+    if not pairs or not all(isinstance(p, SentencePair) for p in pairs):
+        raise TypeError("pairs must be a non-empty sequence of SentencePair")
+    ones = torch.zeros(3, 3)  # pairs of label 1 in each (tense of A, tense of B) cell
+    zeros = torch.zeros(3, 3)
+    for p in pairs:
+        cell = (_TENSES.index(tense_of(p.first)), _TENSES.index(tense_of(p.second)))
+        (ones if p.label else zeros)[cell] += 1
+    scores = torch.tensor(list(itertools.product(range(-3, 4), repeat=3)), dtype=torch.float)
+    sums = (scores[:, None, :, None] + scores[None, :, None, :]).reshape(-1, 9)  # (u, v) → cells
+    best = 0.0
+    for threshold in torch.arange(-6.5, 7.0):
+        says_one = sums > threshold  # (rules, 9); the rule "< θ" is its complement
+        right = (says_one.float() @ ones.flatten()) + ((~says_one).float() @ zeros.flatten())
+        best = max(best, float(right.max()), float(len(pairs) - right.min()))
+    return best / len(pairs)
+
+
 # ---------------------------------------------------------------------------
 # What a bag of words can do with the pairs
 # ---------------------------------------------------------------------------
@@ -454,6 +533,7 @@ class DownstreamResult:
     trained: int  # parameters that the optimizer updated
     tested: int  # test examples (those that repeat a training example are dropped)
     seconds: float
+    predicted_ones: float | None  # pairs: share of test pairs labelled 1 (0 or 1: one label only)
 
 
 @functools.lru_cache(maxsize=2)
@@ -592,15 +672,17 @@ def finetune_downstream(
         model.eval()
         with torch.no_grad():
             out = head(test_set["hidden"] if frozen else hidden(test_set))
+        ones = -1.0  # spans: no label
         if task == "pairs":
             accuracy = f1 = float((out.argmax(-1) == test_set["labels"]).float().mean())
+            ones = float(out.argmax(-1).float().mean())
         else:
             first, last = best_span(out[0], out[1], test_set["allowed"], d.max_answer_length)
             gold = zip(test_set["start"].tolist(), test_set["end"].tolist(), strict=True)
             pairs = list(zip(zip(first.tolist(), last.tolist(), strict=True), gold, strict=True))
             accuracy = sum(p == g for p, g in pairs) / len(pairs)
             f1 = sum(span_f1(p, g) for p, g in pairs) / len(pairs)
-        return {"accuracy": accuracy, "f1": f1, "losses": losses,
+        return {"accuracy": accuracy, "f1": f1, "losses": losses, "ones": ones,
                 "trained": sum(p.numel() for p in trainable),
                 "tested": len(test_set["input_ids"]), "seconds": seconds}  # fmt: skip
 
@@ -608,7 +690,8 @@ def finetune_downstream(
                            lambda: runs.single_threaded(train))  # fmt: skip
     return DownstreamResult(task, start, seed, float(saved["accuracy"]), float(saved["f1"]),
                             tuple(saved["losses"]), int(saved["trained"]), int(saved["tested"]),
-                            float(saved["seconds"]))  # fmt: skip
+                            float(saved["seconds"]),
+                            float(saved["ones"]) if task == "pairs" else None)  # fmt: skip
 
 
 def downstream_jobs(
@@ -636,7 +719,9 @@ class DownstreamComparison:
 
     results: dict[tuple[str, str, int], DownstreamResult] = field(repr=False)
     baseline: BagOfWordsBaseline  # the pairs
+    tense_ceiling: float  # the pairs: the best rule that scores A's and B's tenses apart
     span_baseline: SpanBaseline  # the span questions: a span drawn at random
+    constant_span: ConstantSpan  # the span questions: the same span for every question
     config: DownstreamConfig
 
     def scores(self, task: str, start: str, metric: str = "accuracy") -> list[float]:
@@ -662,17 +747,21 @@ class DownstreamComparison:
 def run_downstream(
     config: KoreanBertConfig | None = None, downstream: DownstreamConfig | None = None
 ) -> DownstreamComparison:
-    """Every run of both tasks (training only what the cache lacks), the bag of words on the
-    pairs and a random span on the questions."""
+    """Every run of both tasks (training only what the cache lacks) and the baselines: on the
+    pairs, a bag of words and the best additive rule on the two tenses; on the questions, a
+    random span and the best constant span."""
     config = check_config(config)
     d = DownstreamConfig() if downstream is None else downstream
     start_korean_training(config, downstream_jobs(config, d))
     vocab = _vocab(config)
-    baseline = bag_of_words_baseline(*_split("pairs", d, vocab))
-    span_baseline = random_span_baseline(_split("spans", d, vocab)[1], d.max_answer_length)
+    pairs, questions = _split("pairs", d, vocab), _split("spans", d, vocab)
+    baseline = bag_of_words_baseline(*pairs)
+    span_baseline = random_span_baseline(questions[1], d.max_answer_length)
+    constant = constant_span_baseline(*questions, d.max_answer_length)
     wait_for_training(config)
     results = {
         (task, start, seed): finetune_downstream(task, start, seed, config, d)
         for task in TASKS for start in STARTS for seed in d.seeds
     }  # fmt: skip
-    return DownstreamComparison(results, baseline, span_baseline, d)
+    return DownstreamComparison(results, baseline, additive_tense_ceiling(pairs[1]), span_baseline,
+                                constant, d)  # fmt: skip
