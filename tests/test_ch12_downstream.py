@@ -286,3 +286,43 @@ def test_downstream_functions_reject_bad_input():
         DownstreamConfig(seeds=(0, 0))
     with pytest.raises(TypeError, match="sentence must be a str"):
         words(3)
+
+
+# --- the fine-tuning loop itself, tiny and uncached --------------------------------------------
+
+
+@pytest.fixture
+def tiny_recipe(monkeypatch):
+    """No cache, a tiny recipe, and a random "pretrained" encoder in place of the 30 s pretraining."""
+    from types import SimpleNamespace
+
+    from course_utils.bert import BertForMaskedLM
+    from course_utils.experiments import ch12_downstream
+    from course_utils.experiments.ch12_pretraining import korean_bert_config
+
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    config = korean_bert_config("small")
+    vocab = ch12_downstream._vocab(config)
+    torch.manual_seed(0)
+    fake = SimpleNamespace(model=BertForMaskedLM(config.bert_config(len(vocab), 0.0)))
+    monkeypatch.setattr(ch12_downstream, "pretrain_korean_bert", lambda *a, **k: fake)
+    recipe = DownstreamConfig(
+        train_examples=24, test_examples=12, epochs=2, batch_size=8, seeds=(0,)
+    )
+    return config, recipe, fake
+
+
+def test_fine_tuning_updates_every_weight_and_the_frozen_start_only_its_head(tiny_recipe):
+    config, recipe, fake = tiny_recipe
+    full = finetune_downstream("pairs", "random", 0, config, recipe)
+    encoder = sum(p.numel() for p in fake.model.bert.parameters())
+    assert full.trained > encoder  # the encoder, the pooler and the classifier
+    assert len(full.losses) == 2 and full.tested == 12 and 0 <= full.predicted_ones <= 1
+    frozen = finetune_downstream("pairs", "frozen", 0, config, recipe)
+    d = config.hidden_size
+    assert frozen.trained == (d * d + d) + (2 * d + 2)  # the pooler and the classifier only
+    spans = finetune_downstream("spans", "frozen", 0, config, recipe)
+    assert spans.trained == 2 * config.hidden_size + 2  # the start and end vectors S, E and biases
+    assert spans.predicted_ones is None and 0 <= spans.accuracy <= spans.f1 <= 1
+    again = finetune_downstream("spans", "frozen", 0, config, recipe)
+    assert (again.accuracy, again.f1, again.losses) == (spans.accuracy, spans.f1, spans.losses)
