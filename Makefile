@@ -1,8 +1,9 @@
 # The two commands of the README:
 #   make book   build the book into _build/html (sets everything up first)
 #   make test   run every test, including the strict book build
-# Other targets: exercises (masters → student notebooks + autograder zips),
-# grade, benchmarks, doctor, lint, clean.
+# Other targets: install (set everything up, build nothing), lab (JupyterLab on
+# the course, with the course kernel), exercises (masters → student notebooks +
+# autograder zips), grade, benchmarks, doctor, lint, clean.
 
 PYTHON ?= python3
 VENV := .venv
@@ -13,7 +14,7 @@ MATHJAX := book/_static/mathjax/tex-chtml.js
 BOOK_FLAGS := --builder html -W -n --keep-going
 PYTEST_FLAGS ?=
 
-.PHONY: book test exercises check-exercises grade benchmarks doctor lint clean prereqs
+.PHONY: book install lab test exercises check-exercises grade benchmarks doctor lint clean prereqs
 
 prereqs:
 	@$(PYTHON) scripts/check_prereqs.py
@@ -34,6 +35,14 @@ $(MATHJAX):
 	tar -xzf build/mathjax/mathjax-$(MATHJAX_VERSION).tgz -C build/mathjax
 	rm -rf book/_static/mathjax && cp -r build/mathjax/package/es5 book/_static/mathjax
 	cp build/mathjax/package/LICENSE book/_static/mathjax/LICENSE
+
+# Everything a student needs to run the notebooks, without executing the chapters.
+install: $(STAMP)
+
+# JupyterLab from the course's environment, opened on the exercise notebooks;
+# its kernel "Python 3 (NLP 강의)" is the .venv's (installed by $(STAMP)).
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root,) notebooks/
 
 book: $(STAMP) $(MATHJAX)
 	@if [ -n "$$CI" ]; then rm -rf _build/.jupyter_cache; fi
