@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         "doctor", help="check the course environment and say how to fix it"
     )
     doctor.add_argument("--quick", action="store_true", help="skip starting the JVM and KoNLPy")
+    doctor.add_argument("--english", action="store_true", help="report in English (default Korean)")
 
     grade = commands.add_parser("grade", help="grade a folder of submitted notebooks into one CSV")
     grade.add_argument("submissions", type=Path, help="folder of submitted .ipynb files")
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "doctor":
         from course_tools.doctor import run_doctor
 
-        return run_doctor(quick=args.quick)
+        return run_doctor(quick=args.quick, english=args.english)
     return _grade(args)
 
 
