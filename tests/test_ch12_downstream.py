@@ -298,11 +298,16 @@ def tiny_recipe(monkeypatch):
 
     from course_utils.bert import BertForMaskedLM
     from course_utils.experiments import ch12_downstream
-    from course_utils.experiments.ch12_pretraining import korean_bert_config
+    from course_utils.experiments.ch12_pretraining import (
+        korean_bert_config,
+        korean_char_vocab,
+        korean_pretraining_text,
+        korean_task_splits,
+    )
 
     monkeypatch.setenv("COURSE_CACHE", "off")
     config = korean_bert_config("small")
-    vocab = ch12_downstream._vocab(config)
+    vocab = korean_char_vocab(korean_pretraining_text(korean_task_splits(), True).lines)
     torch.manual_seed(0)
     fake = SimpleNamespace(model=BertForMaskedLM(config.bert_config(len(vocab), 0.0)))
     monkeypatch.setattr(ch12_downstream, "pretrain_korean_bert", lambda *a, **k: fake)

@@ -212,3 +212,56 @@ def test_correct_options_are_spread_over_the_letters():
     counts = {letter: letters.count(letter) for letter in "abcde"}
     assert len(letters) >= 20, counts
     assert max(counts.values()) <= 0.30 * len(letters), counts
+
+
+def test_a_renamed_notebook_still_finds_its_tests(tmp_path, capsys):
+    import json
+    import shutil
+
+    from course_tools.student import notebook_named
+
+    source = ROOT / "notebooks" / "ch01_nlp_and_sequences.ipynb"
+    assert notebook_named("ch01_nlp_and_sequences", source.parent).endswith(source.name)
+    copy = tmp_path / "ch01_nlp_and_sequences (1).ipynb"  # what a browser names a second download
+    shutil.copy(source, copy)
+    (tmp_path / "notes.ipynb").write_text(json.dumps({"cells": [], "metadata": {}}))
+    assert notebook_named("ch01_nlp_and_sequences", tmp_path) == str(copy)
+    assert "이름이 바뀌어" in capsys.readouterr().out
+    with pytest.raises(FileNotFoundError, match="연습 문제 ch02_tokenization의 노트북이 없습니다"):
+        notebook_named("ch02_tokenization", tmp_path)
+    shutil.copy(source, tmp_path / "ch01 copy.ipynb")
+    with pytest.raises(ValueError, match="노트북이 2개 있습니다"):
+        notebook_named("ch01_nlp_and_sequences", tmp_path)
+    with pytest.raises(TypeError, match="non-empty str"):
+        notebook_named("")
+
+
+def test_the_set_up_cell_of_every_student_notebook_finds_its_notebook_by_name():
+    import json
+
+    for path in sorted((ROOT / "notebooks").glob("ch*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        setup = next(
+            "".join(c["source"]) for c in cells if "otter.Notebook(" in "".join(c["source"])
+        )
+        assert f'otter.Notebook(notebook_named("{path.stem}"))' in setup, path.name
+
+
+def test_a_browser_renamed_notebook_runs_its_checks(tmp_path):
+    """The issue's case: ``ch01_nlp_and_sequences (1).ipynb`` runs its set-up cell and a check."""
+    import json
+    import shutil
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    copy = tmp_path / "ch01_nlp_and_sequences (1).ipynb"
+    shutil.copy(ROOT / "notebooks" / "ch01_nlp_and_sequences.ipynb", copy)
+    notebook = nbformat.read(copy, as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    setup = next(i for i, c in enumerate(code) if "otter.Notebook(" in c.source)
+    check = next(c for c in code if c.source.strip().startswith("grader.check("))
+    notebook.cells = [*code[: setup + 1], check]
+    NotebookClient(notebook, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = json.dumps([c.get("outputs", []) for c in notebook.cells], ensure_ascii=False)
+    assert "NameError" not in outputs and "이름이 바뀌어" in outputs

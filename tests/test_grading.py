@@ -19,7 +19,7 @@ import time
 import pytest
 from conftest import ROOT, SOLUTION_SENTINEL
 
-from course_tools import grading
+from course_tools import exercises, grading
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("sandbox")]
 
@@ -390,6 +390,11 @@ def test_questions_are_graded_at_their_check_cell_and_otter_cells_are_not_run():
         "grader.check_all()",
     ]
     steps = grading.plan(sources, ["q1", "q2"])
+    renamed = grading.plan(
+        [exercises.init_cell("ch09_seq2seq"), *sources[1:]], ["q1", "q2"]
+    )  # the set-up cell of today's student notebooks is not run either
+    assert renamed == steps
+    assert grading.plan(['import otter\ngrader = otter.Notebook(print("x"))'], [])[0][0] == "run"
     assert steps == [
         ("run", 1, "def f(): return 1"),
         ("run", 3, "def g(): return 2"),

@@ -215,6 +215,19 @@ def colab_install_cell(url: str) -> str:
     )
 
 
+def init_cell(assignment: str) -> str:
+    """The set-up cell of a student notebook: otter, on this exercise's notebook whatever its
+    file name (:func:`course_tools.student.notebook_named`). The grader does not run it."""
+    return (
+        "# 채점 도구를 준비합니다: 아래의 grader.check(...) 셀이 씁니다.\n"
+        '# 파일 이름이 바뀌어도(브라우저가 붙이는 " (1)" 같은) 이 연습 문제의 노트북을 찾습니다.\n'
+        "import otter\n"
+        "from course_tools.student import notebook_named\n"
+        "\n"
+        f'grader = otter.Notebook(notebook_named("{assignment}"))'
+    )
+
+
 def _question_points(autograder_zip: Path) -> dict[str, tuple[float, float]]:
     """``{question: (public points, hidden points)}`` from the autograder's test files."""
     import zipfile
@@ -328,9 +341,7 @@ def _dress(assignment: Assignment, url: str) -> dict[str, Any]:
     points = _question_points(assignment.autograder_zip)
     init = next(c for c in cells if c["cell_type"] == "code" and "otter.Notebook(" in _source(c))
     title = next(c for c in cells if c["cell_type"] == "markdown" and _source(c).startswith("# "))
-    init["source"] = _source(init).replace(
-        "# Initialize Otter", "# 채점 도구를 준비합니다: 아래의 grader.check(...) 셀이 씁니다."
-    )
+    init["source"] = init_cell(assignment.name)
     install: dict[str, Any] = {
         "cell_type": "code",
         "execution_count": None,

@@ -87,7 +87,9 @@ MAX_FOLDER_DEPTH = 4  # student folders inside the submissions folder
 
 # The cells otter adds to a student notebook; the grader does not run them.
 _INIT_CELL = re.compile(
-    r"^(\s*#[^\n]*\n)*\s*import otter\s*\n\s*grader\s*=\s*otter\.Notebook\([^)]*\)\s*$"
+    r"^(\s*#[^\n]*\n)*\s*import otter\s*\n"
+    r"(\s*from course_tools\.student import notebook_named\s*\n)?"
+    r"\s*grader\s*=\s*otter\.Notebook\(([^()]*|notebook_named\(\s*\"\w+\"\s*\))\)\s*$"
 )
 _CHECK_CELL = re.compile(r"^\s*grader\.check\(\s*[\"'](\w+)[\"']\s*\)\s*$")
 _OTHER_OTTER_CELL = re.compile(r"^\s*grader\.(check_all|export)\([^)]*\)\s*$")
