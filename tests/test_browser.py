@@ -157,3 +157,35 @@ def test_no_equation_or_code_block_overflows_the_column_at_1280_px(browser, site
     )
     page.close()
     assert overflowing == [], f"{path}: wider than the column at 1280 px"
+
+
+@pytest.mark.parametrize("path", CHAPTER_PAGES)
+def test_a_phone_scrolls_wide_equations_in_place_at_390_px(browser, site_url, path):
+    """At 390 px the page never scrolls sideways: a display equation wider than the column
+    scrolls inside its own box, and a code block wraps."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(f"{site_url}/{path}", wait_until="networkidle")
+    page.wait_for_function(
+        "() => !document.querySelector('.math') || document.querySelectorAll('mjx-container').length > 0",
+        timeout=30000,
+    )
+    found = page.evaluate(
+        """() => {
+        const problems = [];
+        const page = document.scrollingElement;
+        if (page.scrollWidth > window.innerWidth + 1) {
+            problems.push('the page scrolls sideways: ' + page.scrollWidth + ' px');
+        }
+        for (const math of document.querySelectorAll('article mjx-container[display="true"]')) {
+            const inner = math.querySelector('mjx-math');
+            const wide = inner && inner.getBoundingClientRect().width > math.clientWidth + 1;
+            const scrolls = ['auto', 'scroll'].includes(getComputedStyle(math).overflowX);
+            if (wide && !(scrolls && math.scrollWidth > math.clientWidth)) {
+                problems.push('equation: ' + (math.getAttribute('aria-label') || '').slice(0, 60));
+            }
+        }
+        return problems;
+    }"""
+    )
+    page.close()
+    assert found == [], f"{path} at 390 px"
