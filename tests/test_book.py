@@ -201,3 +201,22 @@ def test_the_footer_names_the_authors_in_korean(built_site):
     page = (built_site / "book" / "intro.html").read_text(encoding="utf-8")
     assert "지은이: 자연어 처리를 위한 딥러닝 저자들" in page
     assert "으로 자연어 처리를 위한 딥러닝 저자들" not in page  # the theme's "By" in Korean
+
+
+def test_the_themes_labels_and_the_issue_a_reader_opens_are_in_korean(built_site):
+    english = ["Back to top", "Color mode", "Skip to main content", "Toggle primary sidebar",
+               "Toggle secondary sidebar", ">Repository<", ">Open issue<", "Search this book",
+               "Your%20issue%20content%20here"]  # fmt: skip
+    korean = [
+        "맨 위로",
+        "화면 색",
+        "본문으로 건너뛰기",
+        "차례 열고 닫기",
+        "저장소",
+        "이슈 열기",
+        "이 책에서 검색",
+    ]
+    for page in sorted((built_site / "book").glob("ch*.html")):
+        raw = page.read_text(encoding="utf-8")
+        assert [e for e in english if e in raw] == [], page.name
+        assert [k for k in korean if k not in raw] == [], page.name
