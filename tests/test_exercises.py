@@ -265,3 +265,67 @@ def test_a_browser_renamed_notebook_runs_its_checks(tmp_path):
     NotebookClient(notebook, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = json.dumps([c.get("outputs", []) for c in notebook.cells], ensure_ascii=False)
     assert "NameError" not in outputs and "이름이 바뀌어" in outputs
+
+
+def test_on_a_simulated_colab_a_check_reads_the_shipped_public_tests(tmp_path, monkeypatch):
+    """Colab as otter sees it: the IPython shell's class comes from ``google.colab`` and the
+    notebook is not a file. The set-up cell writes ``./tests`` from the package, and a check
+    gives the same Korean feedback as on a laptop (the install cell, which needs the network,
+    is left out). The simulation runs as an IPython start-up file, before any cell, so that
+    the rule checks do not see it in the notebook's history."""
+    import json
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    startup = tmp_path / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-colab.py").write_text(
+        "import sys, types\n"
+        "from IPython import get_ipython\n"
+        "shell = get_ipython()\n"
+        "shell.__class__ = type('Shell', (type(shell),), {'__module__': 'google.colab._shell'})\n"
+        "sys.modules['google.colab'] = types.ModuleType('google.colab')\n"
+    )
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    work = tmp_path / "content"  # Colab's working folder: no notebook file in it
+    work.mkdir()
+    notebook = nbformat.read(ROOT / "notebooks" / "ch01_nlp_and_sequences.ipynb", as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    setup = next(c for c in code if "otter.Notebook(" in c.source)
+    check = next(c for c in code if c.source.strip() == 'grader.check("q1")')
+    answer = nbformat.v4.new_code_cell(
+        "import itertools\n\n\ndef count_orderings(tokens):\n"
+        "    return len(set(itertools.permutations(tokens)))"
+    )
+    notebook.cells = [setup, answer, check]
+    NotebookClient(notebook, timeout=300, resources={"metadata": {"path": str(work)}}).execute()
+    outputs = json.dumps([c.get("outputs", []) for c in notebook.cells], ensure_ascii=False)
+    # the tests were written, which happens only when the kernel looks like Colab's
+    assert not list(work.glob("*.ipynb")) and (work / "tests" / "q1.py").is_file()
+    assert "문제 1의 공개 테스트를 통과했습니다" in outputs, outputs[-2000:]
+    assert "문제 1의 답은 규칙을 지킵니다" in outputs, outputs[-2000:]
+    assert "Error" not in outputs and "does not exist" not in outputs
+
+
+def test_the_colab_install_cell_pins_the_versions_of_this_environment():
+    from importlib.metadata import version
+
+    from course_tools.exercises import COLAB_PACKAGES, colab_install_cell
+
+    for pinned in COLAB_PACKAGES:
+        name, _, wanted = pinned.partition("==")
+        assert wanted == version(name), pinned
+    assert all(f'"{p}"' in colab_install_cell("https://example.org/x") for p in COLAB_PACKAGES)
+    setup_page = (ROOT / "book" / "setup.md").read_text(encoding="utf-8")
+    assert all(p in setup_page for p in COLAB_PACKAGES)  # the page says what the cell installs
+
+
+def test_the_shipped_public_tests_are_the_student_notebooks_own():
+    import json
+
+    shipped = ROOT / "src" / "course_tools" / "public_tests"
+    for path in sorted((ROOT / "notebooks").glob("ch*.ipynb")):
+        tests = json.loads(path.read_text(encoding="utf-8"))["metadata"]["otter"]["tests"]
+        assert json.loads((shipped / f"{path.stem}.json").read_text(encoding="utf-8")) == tests
+        assert not any("hidden=True" in source for source in tests.values()), path.name

@@ -196,7 +196,9 @@ def repository_url(root: Path) -> str:
     return url.rstrip("/")
 
 
-COLAB_PACKAGES = ("konlpy", "otter-grader", "koreanize-matplotlib")
+#: What the Colab install cell adds to the course package, pinned to the versions the course
+#: is tested with (tests/test_exercises.py checks them against this environment's).
+COLAB_PACKAGES = ("konlpy==0.6.0", "otter-grader==6.1.6", "koreanize-matplotlib==0.1.1")
 
 
 def colab_install_cell(url: str) -> str:
@@ -412,9 +414,24 @@ def build(root: Path, run_tests: bool = True, only: str | None = None) -> list[A
         result = assign(master, root / DIST_DIR / master.stem, run_tests=run_tests)
         target = root / NOTEBOOKS_DIR / f"{master.stem}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(_dump(dressed_student_notebook(result, url)), encoding="utf-8")
+        dressed = dressed_student_notebook(result, url)
+        target.write_text(_dump(dressed), encoding="utf-8")
+        public = root / PUBLIC_TESTS_DIR / f"{master.stem}.json"
+        public.parent.mkdir(parents=True, exist_ok=True)
+        public.write_text(_public_tests(dressed), encoding="utf-8")
         results.append(result)
     return results
+
+
+#: The public tests of every student notebook, shipped in the package for Colab, where the
+#: notebook's file (whose metadata holds them) is not on disk (:mod:`course_tools.student`).
+PUBLIC_TESTS_DIR = Path("src") / "course_tools" / "public_tests"
+
+
+def _public_tests(notebook: dict[str, Any]) -> str:
+    """``{question: test file}`` of a student notebook (its otter metadata: public tests only)."""
+    tests = notebook["metadata"]["otter"]["tests"]
+    return json.dumps(tests, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
 
 
 def check(root: Path, only: str | None = None) -> list[str]:
@@ -425,9 +442,12 @@ def check(root: Path, only: str | None = None) -> list[str]:
     for master in _selected(root, only):
         result = assign(master, root / DIST_DIR / master.stem)
         committed = root / NOTEBOOKS_DIR / f"{master.stem}.ipynb"
-        fresh = _dump(dressed_student_notebook(result, url))
-        if not committed.is_file() or committed.read_text(encoding="utf-8") != fresh:
+        dressed = dressed_student_notebook(result, url)
+        if not committed.is_file() or committed.read_text(encoding="utf-8") != _dump(dressed):
             stale.append(str(committed.relative_to(root)))
+        public = root / PUBLIC_TESTS_DIR / f"{master.stem}.json"
+        if not public.is_file() or public.read_text(encoding="utf-8") != _public_tests(dressed):
+            stale.append(str(public.relative_to(root)))
     return stale
 
 

@@ -4,14 +4,20 @@ A browser that downloads a notebook twice names the copy ``ch09_seq2seq (1).ipyn
 otter then cannot find the notebook whose metadata holds the tests, and every
 ``grader.check`` after it fails with ``NameError``. The set-up cell asks for the
 notebook by its exercise name instead, and this finds it under any file name.
+
+On Colab the notebook is not a file at all, and otter reads tests only from a
+``tests`` folder there. :func:`notebook_named` then writes the exercise's public
+tests (shipped in this package, ``public_tests/``, the same as the notebook's
+metadata) into ``./tests`` and returns None, so that otter reads them from there.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-__all__ = ["notebook_named"]
+__all__ = ["notebook_named", "on_colab", "write_public_tests"]
 
 
 def _assignment_of(path: Path) -> str | None:
@@ -24,15 +30,47 @@ def _assignment_of(path: Path) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def notebook_named(assignment: str, folder: str | Path = ".") -> str:
+def on_colab() -> bool:
+    """Whether this kernel is Google Colab's (as otter tells: by the IPython shell's class)."""
+    if "google.colab" in sys.modules:
+        return True
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return False
+    return "google.colab" in str(get_ipython())
+
+
+def write_public_tests(assignment: str, folder: str | Path = "tests") -> list[Path]:
+    """Write exercise ``assignment``'s public test files into ``folder``; their paths."""
+    shipped = Path(__file__).parent / "public_tests" / f"{assignment}.json"
+    if not shipped.is_file():
+        raise FileNotFoundError(
+            f"강의 패키지에 연습 문제 {assignment}의 공개 테스트가 없습니다: {shipped}"
+        )
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for question, source in json.loads(shipped.read_text(encoding="utf-8")).items():
+        path = folder / f"{question}.py"
+        path.write_text(source, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def notebook_named(assignment: str, folder: str | Path = ".") -> str | None:
     """The file of exercise ``assignment``'s notebook in ``folder``, even if it was renamed.
 
     ``{assignment}.ipynb`` if it is there; otherwise the one notebook of ``folder``
     whose otter metadata names ``assignment`` (and a Korean note says which file
     it is). A Korean error says what to do when there is none, or more than one.
+    On Colab: the public tests written to ``folder/tests``, and None.
     """
     if not isinstance(assignment, str) or not assignment:
         raise TypeError(f"assignment must be a non-empty str, got {assignment!r}")
+    if on_colab():
+        write_public_tests(assignment, Path(folder) / "tests")
+        return None
     folder = Path(folder)
     exact = folder / f"{assignment}.ipynb"
     if exact.is_file():
