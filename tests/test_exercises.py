@@ -83,7 +83,10 @@ def test_check_reports_a_stale_notebook(tmp_path):
         master.read_text(encoding="utf-8"), encoding="utf-8"
     )
     (tmp_path / "notebooks" / f"{master.stem}.ipynb").write_text("{}", encoding="utf-8")
-    assert exercises.check(tmp_path) == [f"notebooks/{master.stem}.ipynb"]
+    assert exercises.check(tmp_path) == [
+        f"notebooks/{master.stem}.ipynb",  # stale
+        f"src/course_tools/public_tests/{master.stem}.json",  # missing
+    ]
     exercises.build(tmp_path, run_tests=False)
     assert exercises.check(tmp_path) == []
 
