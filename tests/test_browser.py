@@ -129,14 +129,20 @@ def test_korean_search_returns_results_in_the_browser(browser, site_url, built_s
 CHAPTER_PAGES = sorted(f"book/{p.stem}.html" for p in (ROOT / "book").glob("ch*.md"))
 
 
-@pytest.mark.parametrize("path", CHAPTER_PAGES)
-def test_no_equation_or_code_block_overflows_the_column_at_1280_px(browser, site_url, path):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+def _chapter_page(browser, site_url: str, path: str, width: int, height: int):
+    """A chapter page at ``width`` × ``height`` px, once MathJax has typeset its equations."""
+    page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(f"{site_url}/{path}", wait_until="networkidle")
     page.wait_for_function(
         "() => !document.querySelector('.math') || document.querySelectorAll('mjx-container').length > 0",
         timeout=30000,
     )
+    return page
+
+
+@pytest.mark.parametrize("path", CHAPTER_PAGES)
+def test_no_equation_or_code_block_overflows_the_column_at_1280_px(browser, site_url, path):
+    page = _chapter_page(browser, site_url, path, 1280, 900)
     overflowing = page.evaluate(
         """() => {
         const found = [];
@@ -163,12 +169,7 @@ def test_no_equation_or_code_block_overflows_the_column_at_1280_px(browser, site
 def test_a_phone_scrolls_wide_equations_in_place_at_390_px(browser, site_url, path):
     """At 390 px the page never scrolls sideways: a display equation wider than the column
     scrolls inside its own box, and a code block wraps."""
-    page = browser.new_page(viewport={"width": 390, "height": 844})
-    page.goto(f"{site_url}/{path}", wait_until="networkidle")
-    page.wait_for_function(
-        "() => !document.querySelector('.math') || document.querySelectorAll('mjx-container').length > 0",
-        timeout=30000,
-    )
+    page = _chapter_page(browser, site_url, path, 390, 844)
     found = page.evaluate(
         """() => {
         const problems = [];

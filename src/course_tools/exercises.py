@@ -406,19 +406,16 @@ def _selected(root: Path, only: str | None) -> list[Path]:
 
 
 def build(root: Path, run_tests: bool = True, only: str | None = None) -> list[Assignment]:
-    """Assign every master; write student notebooks to ``notebooks/`` and zips to ``dist/``."""
+    """Assign every master; write student notebooks to ``notebooks/``, their public tests to
+    ``src/course_tools/public_tests/`` and zips to ``dist/``."""
     root = Path(root)
     results = []
     url = repository_url(root)
     for master in _selected(root, only):
         result = assign(master, root / DIST_DIR / master.stem, run_tests=run_tests)
-        target = root / NOTEBOOKS_DIR / f"{master.stem}.ipynb"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        dressed = dressed_student_notebook(result, url)
-        target.write_text(_dump(dressed), encoding="utf-8")
-        public = root / PUBLIC_TESTS_DIR / f"{master.stem}.json"
-        public.parent.mkdir(parents=True, exist_ok=True)
-        public.write_text(_public_tests(dressed), encoding="utf-8")
+        for path, text in _outputs(root, master, dressed_student_notebook(result, url)).items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
         results.append(result)
     return results
 
@@ -428,26 +425,28 @@ def build(root: Path, run_tests: bool = True, only: str | None = None) -> list[A
 PUBLIC_TESTS_DIR = Path("src") / "course_tools" / "public_tests"
 
 
-def _public_tests(notebook: dict[str, Any]) -> str:
-    """``{question: test file}`` of a student notebook (its otter metadata: public tests only)."""
-    tests = notebook["metadata"]["otter"]["tests"]
-    return json.dumps(tests, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+def _outputs(root: Path, master: Path, dressed: dict[str, Any]) -> dict[Path, str]:
+    """What a master's assignment writes into the repository: the student notebook and its
+    public tests (``{question: test file}`` from the notebook's otter metadata)."""
+    return {
+        root / NOTEBOOKS_DIR / f"{master.stem}.ipynb": _dump(dressed),
+        root / PUBLIC_TESTS_DIR / f"{master.stem}.json": _dump(
+            dressed["metadata"]["otter"]["tests"]
+        ),
+    }
 
 
 def check(root: Path, only: str | None = None) -> list[str]:
-    """Assign every master into ``dist/`` and list committed student notebooks that differ."""
+    """Assign every master into ``dist/`` and list the committed files (student notebooks,
+    shipped public tests) that differ from what :func:`build` would write."""
     root = Path(root)
     stale = []
     url = repository_url(root)
     for master in _selected(root, only):
         result = assign(master, root / DIST_DIR / master.stem)
-        committed = root / NOTEBOOKS_DIR / f"{master.stem}.ipynb"
-        dressed = dressed_student_notebook(result, url)
-        if not committed.is_file() or committed.read_text(encoding="utf-8") != _dump(dressed):
-            stale.append(str(committed.relative_to(root)))
-        public = root / PUBLIC_TESTS_DIR / f"{master.stem}.json"
-        if not public.is_file() or public.read_text(encoding="utf-8") != _public_tests(dressed):
-            stale.append(str(public.relative_to(root)))
+        for path, text in _outputs(root, master, dressed_student_notebook(result, url)).items():
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                stale.append(str(path.relative_to(root)))
     return stale
 
 

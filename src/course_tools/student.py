@@ -74,11 +74,11 @@ def notebook_named(assignment: str, folder: str | Path = ".") -> str | None:
     folder = Path(folder)
     exact = folder / f"{assignment}.ipynb"
     if exact.is_file():
-        return str(exact) if folder != Path(".") else exact.name
+        return str(exact)  # Path(".") / name prints as the bare name
     found = sorted(p for p in folder.glob("*.ipynb") if _assignment_of(p) == assignment)
     if len(found) == 1:
         print(f"노트북 파일 이름이 바뀌어 있어, 이 파일에서 테스트를 읽습니다: {found[0].name}")
-        return str(found[0]) if folder != Path(".") else found[0].name
+        return str(found[0])
     if not found:
         raise FileNotFoundError(
             f"이 폴더({folder.resolve()})에 연습 문제 {assignment}의 노트북이 없습니다. "

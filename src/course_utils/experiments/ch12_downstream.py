@@ -284,17 +284,26 @@ class SpanBaseline:
     f1: float  # expected character F1
 
 
+def _spans(n: int, max_length: int) -> list[tuple[int, int]]:
+    """Every span ``best_span`` may answer in ``n`` characters: ``i <= j < i + max_length``."""
+    return [(i, j) for i in range(n) for j in range(i, min(n, i + max_length))]
+
+
+def _check_examples(name: str, examples: Sequence[object], kind: type) -> None:
+    """A non-empty sequence of ``kind`` (SentencePair or SpanQuestion), else ``TypeError``."""
+    if not examples or not all(isinstance(e, kind) for e in examples):
+        raise TypeError(f"{name} must be a non-empty sequence of {kind.__name__}")
+
+
 def random_span_baseline(questions: Sequence[SpanQuestion], max_length: int) -> SpanBaseline:
     """Exact match and F1 of a span drawn uniformly from the sentence's spans of at most
     ``max_length`` characters (as :func:`~course_utils.bert_span.best_span` may answer),
     computed exactly by going through every such span of every question."""
-    if not questions or not all(isinstance(q, SpanQuestion) for q in questions):
-        raise TypeError("questions must be a non-empty sequence of SpanQuestion")
+    _check_examples("questions", questions, SpanQuestion)
     check_int(max_length, "max_length")
     exact = f1 = 0.0
     for q in questions:
-        n = len(q.sentence.replace(" ", ""))
-        spans = [(i, j) for i in range(n) for j in range(i, min(n, i + max_length))]
+        spans = _spans(len(q.sentence.replace(" ", "")), max_length)
         exact += sum((i, j) == (q.start, q.end) for i, j in spans) / len(spans)
         f1 += sum(span_f1((i, j), (q.start, q.end)) for i, j in spans) / len(spans)
     return SpanBaseline(exact / len(questions), f1 / len(questions))
@@ -316,12 +325,10 @@ def constant_span_baseline(
     """The position prior: the fixed spans (of at most ``max_length`` characters, inside the
     shortest training sentence) that score best on ``train``, scored on ``test``. A rule
     that reads neither the question nor the sentence."""
-    for name, questions in (("train", train), ("test", test)):
-        if not questions or not all(isinstance(q, SpanQuestion) for q in questions):
-            raise TypeError(f"{name} must be a non-empty sequence of SpanQuestion")
+    _check_examples("train", train, SpanQuestion)
+    _check_examples("test", test, SpanQuestion)
     check_int(max_length, "max_length")
-    n = min(len(q.sentence.replace(" ", "")) for q in train)
-    spans = [(i, j) for i in range(n) for j in range(i, min(n, i + max_length))]
+    spans = _spans(min(len(q.sentence.replace(" ", "")) for q in train), max_length)
 
     def exact(span: tuple[int, int], questions: Sequence[SpanQuestion]) -> float:
         return sum(span == (q.start, q.end) for q in questions) / len(questions)
@@ -334,22 +341,23 @@ def constant_span_baseline(
     return ConstantSpan(by_exact, exact(by_exact, test), by_f1, f1(by_f1, test))
 
 
-_TENSE_OF_FORM: dict[str, str] = {}
+@functools.cache
+def _tense_of_form() -> dict[str, str]:
+    """Every verb form the grammar makes → its tense."""
+    return {
+        form: tense for verb in LEXICON.verbs for tense, form in _verb_forms(verb, None).items()
+    }
 
 
 def tense_of(sentence: str) -> str:
     """The tense (``"present"``, ``"past"``, ``"future"``) of a generated sentence's verb."""
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-    if not _TENSE_OF_FORM:
-        for verb in LEXICON.verbs:
-            for tense, form in _verb_forms(verb, None).items():
-                _TENSE_OF_FORM[form] = tense
     words = sentence.split()
     ending = " ".join(words[-2:]) if sentence.endswith(" 것입니다") else words[-1] if words else ""
-    if ending not in _TENSE_OF_FORM:
+    if ending not in _tense_of_form():
         raise ValueError(f"sentence must end in a verb form of the grammar, got {sentence!r}")
-    return _TENSE_OF_FORM[ending]
+    return _tense_of_form()[ending]
 
 
 def additive_tense_ceiling(pairs: Sequence[SentencePair]) -> float:
@@ -357,8 +365,7 @@ def additive_tense_ceiling(pairs: Sequence[SentencePair]) -> float:
     thresholds the sum: ``u[tense of A] + v[tense of B] > θ`` (or ``< θ``). Exact: every
     such rule on three tenses labels the nine (A, B) tense cells in a pattern that integer
     scores from −3 to 3 reach, and each pattern is scored on the pairs' cell counts."""
-    if not pairs or not all(isinstance(p, SentencePair) for p in pairs):
-        raise TypeError("pairs must be a non-empty sequence of SentencePair")
+    _check_examples("pairs", pairs, SentencePair)
     ones = torch.zeros(3, 3)  # pairs of label 1 in each (tense of A, tense of B) cell
     zeros = torch.zeros(3, 3)
     for p in pairs:
@@ -412,9 +419,8 @@ def bag_of_words_baseline(
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    for name, pairs in (("train", train), ("test", test)):
-        if not pairs or not all(isinstance(p, SentencePair) for p in pairs):
-            raise TypeError(f"{name} must be a non-empty sequence of SentencePair")
+    _check_examples("train", train, SentencePair)
+    _check_examples("test", test, SentencePair)
     vectorizer = CountVectorizer(analyzer=words).fit([p.first for p in train])
 
     def features(pairs: Sequence[SentencePair]) -> Any:
@@ -459,8 +465,7 @@ def encode_pairs(
     pairs: Sequence[SentencePair], vocab: WordPieceVocab, max_len: int = 64
 ) -> dict[str, torch.Tensor]:
     """``input_ids``, ``token_type_ids``, ``attention_mask`` (N, T) and ``labels`` (N,)."""
-    if not pairs or not all(isinstance(p, SentencePair) for p in pairs):
-        raise TypeError("pairs must be a non-empty sequence of SentencePair")
+    _check_examples("pairs", pairs, SentencePair)
     ids, types, mask = _encode_two([p.first for p in pairs], [p.second for p in pairs], vocab,
                                    max_len)  # fmt: skip
     labels = torch.tensor([p.label for p in pairs])
@@ -472,8 +477,7 @@ def encode_questions(
 ) -> dict[str, torch.Tensor]:
     """``[CLS] question [SEP] sentence [SEP]``: the three (N, T) inputs, ``start`` and ``end``
     (N,) positions in that sequence, and ``allowed`` (N, T), True at the sentence's characters."""
-    if not questions or not all(isinstance(q, SpanQuestion) for q in questions):
-        raise TypeError("questions must be a non-empty sequence of SpanQuestion")
+    _check_examples("questions", questions, SpanQuestion)
     ids, types, mask = _encode_two([q.question for q in questions],
                                    [q.sentence for q in questions], vocab, max_len)  # fmt: skip
     offset = torch.tensor(
