@@ -101,7 +101,7 @@ def test_student_notebook_reads_in_korean_states_points_and_ends_with_how_to_sub
     notebook = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
     sources = ["".join(c["source"]) for c in notebook["cells"]]
     assert sources[0].startswith("# 연습 문제"), "the title comes first"
-    assert "google.colab" in sources[1] and "otter.Notebook(" in sources[2]
+    assert "google.colab" in sources[1] and f'grader = Grader("{name}")' in sources[2]
     assert not any("Initialize Otter" in s or "double-check your work" in s for s in sources)
     headings = [s for s in sources if s.startswith("## 문제")]
     assert headings and all("**배점" in h and "숨은 테스트" in h for h in headings)
@@ -242,12 +242,14 @@ def test_a_renamed_notebook_still_finds_its_tests(tmp_path, capsys):
 def test_the_set_up_cell_of_every_student_notebook_finds_its_notebook_by_name():
     import json
 
+    from course_tools.student import is_setup_cell
+
     for path in sorted((ROOT / "notebooks").glob("ch*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        setup = next(
-            "".join(c["source"]) for c in cells if "otter.Notebook(" in "".join(c["source"])
-        )
-        assert f'otter.Notebook(notebook_named("{path.stem}"))' in setup, path.name
+        sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+        setups = [s for s in sources if is_setup_cell(s)]
+        assert len(setups) == 1 and f'grader = Grader("{path.stem}")' in setups[0], path.name
+        assert not any("otter.Notebook(" in s for s in sources), path.name
 
 
 def test_a_browser_renamed_notebook_runs_its_checks(tmp_path):
@@ -258,16 +260,21 @@ def test_a_browser_renamed_notebook_runs_its_checks(tmp_path):
     import nbformat
     from nbclient import NotebookClient
 
+    from course_tools.student import is_setup_cell
+
     copy = tmp_path / "ch01_nlp_and_sequences (1).ipynb"
     shutil.copy(ROOT / "notebooks" / "ch01_nlp_and_sequences.ipynb", copy)
     notebook = nbformat.read(copy, as_version=4)
     code = [c for c in notebook.cells if c.cell_type == "code"]
-    setup = next(i for i, c in enumerate(code) if "otter.Notebook(" in c.source)
+    setup = next(i for i, c in enumerate(code) if is_setup_cell(c.source))
     check = next(c for c in code if c.source.strip().startswith("grader.check("))
-    notebook.cells = [*code[: setup + 1], check]
+    notebook.cells = [*code[: setup + 1], check]  # the answer cell not run yet
     NotebookClient(notebook, timeout=300, resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = json.dumps([c.get("outputs", []) for c in notebook.cells], ensure_ascii=False)
     assert "NameError" not in outputs and "이름이 바뀌어" in outputs
+    # the check's feedback is Korean, without otter's English framing
+    assert "아직 정의되지 않은 이름: count_orderings" in outputs, outputs[-2000:]
+    assert not any(english in outputs for english in ("Test case", "Error at line", "results:"))
 
 
 def test_on_a_simulated_colab_a_check_reads_the_shipped_public_tests(tmp_path, monkeypatch):
@@ -280,6 +287,8 @@ def test_on_a_simulated_colab_a_check_reads_the_shipped_public_tests(tmp_path, m
 
     import nbformat
     from nbclient import NotebookClient
+
+    from course_tools.student import is_setup_cell
 
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
@@ -295,7 +304,7 @@ def test_on_a_simulated_colab_a_check_reads_the_shipped_public_tests(tmp_path, m
     work.mkdir()
     notebook = nbformat.read(ROOT / "notebooks" / "ch01_nlp_and_sequences.ipynb", as_version=4)
     code = [c for c in notebook.cells if c.cell_type == "code"]
-    setup = next(c for c in code if "otter.Notebook(" in c.source)
+    setup = next(c for c in code if is_setup_cell(c.source))
     check = next(c for c in code if c.source.strip() == 'grader.check("q1")')
     answer = nbformat.v4.new_code_cell(
         "import itertools\n\n\ndef count_orderings(tokens):\n"
@@ -308,6 +317,7 @@ def test_on_a_simulated_colab_a_check_reads_the_shipped_public_tests(tmp_path, m
     assert not list(work.glob("*.ipynb")) and (work / "tests" / "q1.py").is_file()
     assert "문제 1의 공개 테스트를 통과했습니다" in outputs, outputs[-2000:]
     assert "문제 1의 답은 규칙을 지킵니다" in outputs, outputs[-2000:]
+    assert "공개 테스트 2개를 모두 통과했습니다" in outputs, outputs[-2000:]
     assert "Error" not in outputs and "does not exist" not in outputs
 
 

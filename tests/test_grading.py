@@ -393,8 +393,22 @@ def test_questions_are_graded_at_their_check_cell_and_otter_cells_are_not_run():
     renamed = grading.plan(
         [exercises.init_cell("ch09_seq2seq"), *sources[1:]], ["q1", "q2"]
     )  # the set-up cell of today's student notebooks is not run either
-    assert renamed == steps
-    assert grading.plan(['import otter\ngrader = otter.Notebook(print("x"))'], [])[0][0] == "run"
+    earlier = grading.plan(
+        [
+            "import otter\nfrom course_tools.student import notebook_named\n\n"
+            'grader = otter.Notebook(notebook_named("ch09_seq2seq"))',
+            *sources[1:],
+        ],
+        ["q1", "q2"],
+    )  # nor that of the notebooks handed out before the Korean feedback
+    assert renamed == steps == earlier
+    for runs in [
+        'import otter\ngrader = otter.Notebook(print("x"))',
+        'from course_tools.student import Grader\ngrader = Grader("x"); import os',
+        'from course_tools.student import Grader\ngrader = Grader(open("x").read())',
+        'from course_tools.student import Grader\ndef f(): return 1\ngrader = Grader("x")',
+    ]:
+        assert grading.plan([runs], [])[0][0] == "run", runs
     assert steps == [
         ("run", 1, "def f(): return 1"),
         ("run", 3, "def g(): return 2"),

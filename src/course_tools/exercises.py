@@ -218,15 +218,16 @@ def colab_install_cell(url: str) -> str:
 
 
 def init_cell(assignment: str) -> str:
-    """The set-up cell of a student notebook: otter, on this exercise's notebook whatever its
-    file name (:func:`course_tools.student.notebook_named`). The grader does not run it."""
+    """The set-up cell of a student notebook: :class:`course_tools.student.Grader`, which reads
+    otter's tests from this exercise's notebook whatever its file name and answers in Korean.
+    The grader does not run it (:func:`course_tools.student.is_setup_cell`)."""
     return (
         "# 채점 도구를 준비합니다: 아래의 grader.check(...) 셀이 씁니다.\n"
-        '# 파일 이름이 바뀌어도(브라우저가 붙이는 " (1)" 같은) 이 연습 문제의 노트북을 찾습니다.\n'
-        "import otter\n"
-        "from course_tools.student import notebook_named\n"
+        '# 파일 이름이 바뀌어도(브라우저가 붙이는 " (1)" 같은) 이 연습 문제의 노트북을 찾고,\n'
+        "# 테스트의 결과를 한국어로 알려 줍니다.\n"
+        "from course_tools.student import Grader\n"
         "\n"
-        f'grader = otter.Notebook(notebook_named("{assignment}"))'
+        f'grader = Grader("{assignment}")'
     )
 
 

@@ -61,6 +61,7 @@ from course_tools.sandbox import (
     isolation,
     oom_killed_in,
 )
+from course_tools.student import is_setup_cell
 
 __all__ = [
     "GradeResult",
@@ -85,12 +86,8 @@ MAX_REASON = 400  # characters of a reason or failure written or printed
 MAX_NAME = 120  # characters of a submission's name
 MAX_FOLDER_DEPTH = 4  # student folders inside the submissions folder
 
-# The cells otter adds to a student notebook; the grader does not run them.
-_INIT_CELL = re.compile(
-    r"^(\s*#[^\n]*\n)*\s*import otter\s*\n"
-    r"(\s*from course_tools\.student import notebook_named\s*\n)?"
-    r"\s*grader\s*=\s*otter\.Notebook\(([^()]*|notebook_named\(\s*\"\w+\"\s*\))\)\s*$"
-)
+# The cells otter adds to a student notebook (and the set-up cell, is_setup_cell); the
+# grader does not run them.
 _CHECK_CELL = re.compile(r"^\s*grader\.check\(\s*[\"'](\w+)[\"']\s*\)\s*$")
 _OTHER_OTTER_CELL = re.compile(r"^\s*grader\.(check_all|export)\([^)]*\)\s*$")
 
@@ -366,7 +363,7 @@ def plan(sources: list[str], questions: list[str]) -> list[tuple[str, int, str]]
     for index, source in enumerate(sources):
         if _CHECK_CELL.match(source):
             steps += [("grade", index, q) for q, at in last_check.items() if at == index]
-        elif not (_INIT_CELL.match(source) or _OTHER_OTTER_CELL.match(source)):
+        elif not (is_setup_cell(source) or _OTHER_OTTER_CELL.match(source)):
             steps.append(("run", index, source))
     steps += [("grade", len(sources), q) for q in questions if q not in last_check]
     return steps

@@ -800,8 +800,10 @@ def check_here(
         shell = None
     history = list(shell.user_ns.get("In", [])) if shell is not None else []
     cells = [(i, s) for i, s in enumerate(history) if isinstance(s, str) and s.strip()]
-    # The check cell itself and otter's own cells read nothing the answer uses.
-    cells = [(i, s) for i, s in cells if "grader.check" not in s and "otter.Notebook(" not in s]
+    # The check cell itself and the set-up cell read nothing the answer uses.
+    from course_tools.student import is_setup_cell
+
+    cells = [(i, s) for i, s in cells if "grader.check" not in s and not is_setup_cell(s)]
     provided = Rules("", trusted=list(trusted)).provided_cells(cells)
     found = violations(cells, question, forbidden, names, trusted=provided)
     if found:

@@ -1,4 +1,4 @@
-"""What a student notebook's set-up cell calls: :func:`notebook_named`.
+"""What a student notebook's set-up cell calls: :class:`Grader` and :func:`notebook_named`.
 
 A browser that downloads a notebook twice names the copy ``ch09_seq2seq (1).ipynb``;
 otter then cannot find the notebook whose metadata holds the tests, and every
@@ -14,10 +14,33 @@ metadata) into ``./tests`` and returns None, so that otter reads them from there
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
-__all__ = ["notebook_named", "on_colab", "write_public_tests"]
+from course_tools.feedback import CheckAllResult, CheckResult, run_checks
+
+__all__ = ["Grader", "is_setup_cell", "notebook_named", "on_colab", "write_public_tests"]
+
+# A notebook's set-up cell (comments, then one of): otter's own
+# ``grader = otter.Notebook("x.ipynb")``, this course's earlier
+# ``grader = otter.Notebook(notebook_named("x"))``, and today's ``grader = Grader("x")``.
+# Nothing else matches, so no answer can hide in a cell the grader skips.
+_SETUP_CELL = re.compile(
+    r"^(\s*#[^\n]*\n)*("
+    r"\s*import otter\s*\n"
+    r"(\s*from course_tools\.student import notebook_named\s*\n)?"
+    r"\s*grader\s*=\s*otter\.Notebook\(([^()]*|notebook_named\(\s*\"\w+\"\s*\))\)"
+    r"|\s*from course_tools\.student import Grader\s*\n"
+    r"\s*grader\s*=\s*Grader\(\s*\"\w+\"\s*\)"
+    r")\s*$"
+)
+
+
+def is_setup_cell(source: str) -> bool:
+    """Whether ``source`` is a student notebook's set-up cell, which the grader does not run."""
+    return bool(_SETUP_CELL.match(source))
 
 
 def _assignment_of(path: Path) -> str | None:
@@ -89,3 +112,61 @@ def notebook_named(assignment: str, folder: str | Path = ".") -> str | None:
         f"이 폴더에 연습 문제 {assignment}의 노트북이 {len(found)}개 있습니다({names}). "
         f"풀고 있는 파일 하나만 남기거나, 그 파일의 이름을 원래대로 바꾸세요: {exact.name}"
     )
+
+
+class Grader:
+    """``grader`` of a student notebook: otter's tests, with Korean feedback.
+
+    ``Grader("ch09_seq2seq")`` finds the exercise's notebook as :func:`notebook_named`
+    does (on Colab, writes its public tests into ``./tests``) and reads the tests
+    through ``otter.Notebook``; :meth:`check` runs them with
+    :func:`course_tools.feedback.run_checks`, which says in Korean what failed.
+    """
+
+    def __init__(self, assignment: str, folder: str | Path = ".") -> None:
+        import otter
+
+        self.assignment = assignment
+        path = notebook_named(assignment, folder)
+        # Tests come from the notebook's metadata; only on Colab (no notebook file) from
+        # ``tests`` beside it, where notebook_named wrote them. A ``tests`` folder of
+        # something else beside a local notebook is never read.
+        tests = str(Path(folder) / "tests") if path is None else None
+        self._otter = otter.Notebook(path, tests_dir=tests)
+
+    def _test_file(self, question: str) -> Any:
+        import os
+
+        from otter.check.utils import resolve_test_info
+        from otter.test_files import create_test_file
+
+        if not isinstance(question, str) or not re.fullmatch(r"\w+", question):
+            raise TypeError(f"question must be a name like 'q1', got {question!r}")
+        notebook = self._otter
+        path, name = resolve_test_info(
+            notebook._tests_dir, notebook._notebook, notebook._tests_url_prefix, question
+        )
+        known = self.questions()
+        if question not in known or not os.path.isfile(path):
+            raise ValueError(
+                f"연습 문제 {self.assignment}에 {question}이라는 문항이 없습니다. "
+                f"있는 문항: {', '.join(known)}"
+            )
+        return create_test_file(path, notebook._nbmeta_config, test_name=name)
+
+    def questions(self) -> list[str]:
+        """The questions whose public tests this notebook has, in order (q1, q2, …, q10)."""
+        from otter.check.utils import list_available_tests
+
+        found = list_available_tests(self._otter._tests_dir, self._otter._nbmeta_config)
+        return sorted(found, key=lambda q: (len(q), q))
+
+    def check(self, question: str, global_env: dict[str, Any] | None = None) -> CheckResult:
+        """Run ``question``'s public tests on the notebook's names (or ``global_env``)."""
+        env = global_env if global_env is not None else sys._getframe(1).f_globals
+        return run_checks(question, self._test_file(question), env)
+
+    def check_all(self, global_env: dict[str, Any] | None = None) -> CheckAllResult:
+        """:meth:`check` of every question."""
+        env = global_env if global_env is not None else sys._getframe(1).f_globals
+        return CheckAllResult([self.check(q, env) for q in self.questions()])
