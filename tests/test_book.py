@@ -114,6 +114,34 @@ def test_launch_buttons_colab_only_for_notebooks_binder_everywhere(built_site):
     assert "_sources/" not in chapter, "the download button would point at missing sources"
 
 
+def test_every_chapter_and_exercise_page_offers_its_notebook(built_site):
+    """A chapter's notebook as executed (outputs, figures); an exercise's as students get it:
+    the cells of notebooks/ with no outputs, its tests in the metadata, under its own name."""
+    import nbformat
+
+    pages = sorted(built_site.glob("book/ch*.html")) + sorted(built_site.glob("notebooks/ch*.html"))
+    assert len(pages) == 24
+    for page in pages:
+        name = page.stem + ".ipynb"
+        raw = page.read_text(encoding="utf-8")
+        assert re.search(
+            rf'<a href="{re.escape(name)}"[^>]*\n?\s*class="[^"]*download-notebook', raw
+        ), page
+        notebook = nbformat.read(page.with_suffix(".ipynb"), as_version=4)
+        nbformat.validate(notebook)
+        code = [c for c in notebook.cells if c.cell_type == "code"]
+        if page.parent.name == "book":
+            outputs = [o for c in code for o in c.outputs]
+            assert len(outputs) >= 5 and any("image/png" in o.get("data", {}) for o in outputs)
+            assert "Traceback" not in json.dumps(outputs), page
+        else:
+            given = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+            assert [c.source for c in notebook.cells] == [c.source for c in given.cells], page
+            assert notebook.metadata["otter"] == given.metadata["otter"], page
+            assert all(c.outputs == [] and c.execution_count is None for c in code), page
+    assert not list(built_site.glob("book/*.md")) and not list(built_site.rglob("exercises"))
+
+
 def test_glossary_terms_link_from_chapters(built_site):
     raw = (built_site / "book" / "ch02_tokenization.html").read_text(encoding="utf-8")
     assert re.search(r'href="glossary.html#term-[^"]+"', raw)

@@ -1,7 +1,11 @@
 """Small adjustments to sphinx-book-theme for this book.
 
-- No download button: sources are not copied into the site (solutions never
-  reach it), so the button would point at files that do not exist.
+- The theme's download button is off: sources are not copied into the site
+  (solutions never reach it), so it would point at files that do not exist.
+  Instead each chapter and exercise page offers its own notebook, written beside
+  the page at the end of the build: a chapter's as executed (outputs and figures),
+  an exercise's as students get it (``notebooks/``, outputs stripped). Nothing is
+  read from ``exercises/``, whose masters hold the solutions.
 - Each script once: Jupyter Book registers sphinx-thebe's inline ``const``
   configuration again on incremental rebuilds, and a second ``const`` is a
   JavaScript error.
@@ -18,6 +22,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -91,6 +96,68 @@ def _drop_colab_for_markdown(
             group["buttons"] = [b for b in group["buttons"] if b.get("text") != "Colab"]
 
 
+# Pages that offer their notebook: the chapters and the exercises.
+_DOWNLOADABLE = re.compile(r"(book|notebooks)/ch\d\d_\w+")
+
+
+def _download_button(
+    app: Any, pagename: str, templatename: str, context: dict, doctree: Any
+) -> None:
+    if not _DOWNLOADABLE.fullmatch(pagename):
+        return
+    exercise = pagename.startswith("notebooks/")
+    button = {
+        "type": "link",
+        "url": pagename.rsplit("/", 1)[-1] + ".ipynb",  # beside the page (_write_notebooks)
+        "tooltip": "이 연습 문제의 노트북 내려받기" if exercise else "이 장의 노트북 내려받기",
+        "icon": "fas fa-download",
+        "label": "download-notebook-button",
+    }
+    buttons = context.setdefault("header_buttons", [])
+    at = next(
+        (i for i, b in enumerate(buttons) if b.get("label") == "fullscreen-button"), len(buttons)
+    )
+    buttons.insert(at, button)
+
+
+def _executed(app: Any, path: Path) -> Any:
+    """A chapter's notebook with its outputs. myst-nb writes ``path`` before it merges the
+    cached outputs (a chapter taken from the cache is written bare), so they come from the
+    jupyter cache, matched by the notebook's cells."""
+    import nbformat
+    from jupyter_cache import get_cache
+
+    if not path.is_file():
+        raise FileNotFoundError(f"myst-nb did not write the notebook {path}")
+    notebook = nbformat.read(path, as_version=4)
+    cache = get_cache(app.env.mystnb_config.execution_cache_path)
+    try:
+        _, notebook = cache.merge_match_into_notebook(notebook)
+    except KeyError as error:
+        raise RuntimeError(f"no executed copy of {path.name} in the jupyter cache") from error
+    return notebook
+
+
+def _write_notebooks(app: Any, exception: Exception | None) -> None:
+    """Each downloadable page's notebook, written beside its page."""
+    import nbformat
+
+    if exception is not None or app.builder.format != "html":
+        return
+    executed = Path(app.outdir).parent / "jupyter_execute"  # where myst-nb writes them
+    for docname in sorted(d for d in app.env.found_docs if _DOWNLOADABLE.fullmatch(d)):
+        if docname.startswith("notebooks/"):
+            notebook = nbformat.read(Path(app.srcdir) / f"{docname}.ipynb", as_version=4)
+            for cell in notebook.cells:
+                if cell.cell_type == "code":
+                    cell.outputs, cell.execution_count = [], None
+        else:
+            notebook = _executed(app, executed / f"{docname}.ipynb")
+        target = Path(app.outdir) / f"{docname}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, target)
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _theme_options)
     app.connect("config-inited", _korean_catalogues, priority=900)  # after the themes' setup
@@ -99,4 +166,6 @@ def setup(app: Any) -> dict[str, Any]:
     # After sphinx-book-theme has added its launch buttons (default priority 500).
     app.connect("html-page-context", _drop_colab_for_markdown, priority=900)
     app.connect("html-page-context", _korean_issue, priority=900)
+    app.connect("html-page-context", _download_button, priority=900)
+    app.connect("build-finished", _write_notebooks)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
