@@ -1,7 +1,8 @@
 # The two commands of the README:
 #   make book   build the book into _build/html (sets everything up first)
 #   make test   run every test, including the strict book build
-# Other targets: install (set everything up, build nothing), lab (JupyterLab on
+# Other targets: pdf (the book as one PDF, _build/pdf/book.pdf), install (set
+# everything up, build nothing), lab (JupyterLab on
 # the course, with the course kernel), exercises (masters → student notebooks +
 # autograder zips), grade, benchmarks, doctor, lint, clean.
 
@@ -11,10 +12,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MATHJAX_VERSION := 3.2.2
 MATHJAX := book/_static/mathjax/tex-chtml.js
-BOOK_FLAGS := --builder html -W -n --keep-going
+STRICT := -W -n --keep-going
+BOOK_FLAGS := --builder html $(STRICT)
+PDF := _build/pdf/book.pdf
 PYTEST_FLAGS ?=
 
-.PHONY: book install lab test exercises check-exercises grade benchmarks doctor lint clean prereqs
+
+.PHONY: book pdf install lab test exercises check-exercises grade benchmarks doctor lint clean prereqs
 
 prereqs:
 	@$(PYTHON) scripts/check_prereqs.py
@@ -48,12 +52,21 @@ book: $(STAMP) $(MATHJAX)
 	@if [ -n "$$CI" ]; then rm -rf _build/.jupyter_cache; fi
 	TQDM_DISABLE=1 $(BIN)/jupyter-book build . $(BOOK_FLAGS)
 
+# The whole book as one PDF (_build/pdf/book.pdf): the single-page build, numbered and
+# executed as the site, printed by headless Chromium with its equations typeset.
+pdf: book
+	TQDM_DISABLE=1 $(BIN)/jupyter-book build . --builder singlehtml $(STRICT)
+	$(BIN)/python -m course_tools.pdf _build/singlehtml $(PDF)
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts book/_ext
 	$(BIN)/ruff format --check src tests benchmarks scripts book/_ext
 	$(BIN)/mypy
 
 test: book lint check-exercises
+	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then \
+		$(MAKE) --no-print-directory pdf; \
+	else echo "note: Chromium is not installed: make pdf and its test are skipped"; fi
 	$(BIN)/python -m pytest --cov=course_utils --cov-report=term-missing $(PYTEST_FLAGS)
 
 # Masters (exercises/*.md, with solutions and hidden tests) → committed

@@ -142,7 +142,7 @@ def _write_notebooks(app: Any, exception: Exception | None) -> None:
     """Each downloadable page's notebook, written beside its page."""
     import nbformat
 
-    if exception is not None or app.builder.format != "html":
+    if exception is not None or app.builder.name != "html":
         return
     executed = Path(app.outdir).parent / "jupyter_execute"  # where myst-nb writes them
     for docname in sorted(d for d in app.env.found_docs if _DOWNLOADABLE.fullmatch(d)):
