@@ -76,7 +76,10 @@ def test_work_announced_in_the_background_is_waited_for_once():
     runs.will_produce(("unit", 1), lambda: waited.append(1))
     runs.wait_for(("unit", 1))
     runs.wait_for(("unit", 1))  # already waited for: nothing more
-    runs.wait_for(("unit", 2))  # never announced: nothing
+    assert runs.wait_for(("unit", 2)) is None  # never announced: nothing
+    runs.will_produce(("unit", 3), lambda: "made")
+    assert runs.pending(("unit", 3)) and runs.wait_for(("unit", 3)) == "made"
+    assert not runs.pending(("unit", 3))
     assert waited == [1]
 
 
@@ -107,6 +110,33 @@ def test_jobs_run_single_threaded_in_workers_or_here(monkeypatch):
     assert here.results([0, 1]) == [1, 42] and torch.get_num_threads() == before
     with pytest.raises(IndexError, match="job index 3 is outside 0 … 2"):
         here.results([3])
+
+
+def _niceness() -> int:
+    return os.nice(0)
+
+
+def test_jobs_on_more_threads_in_one_worker_at_a_lower_priority(monkeypatch):
+    """10장's background classifier: one worker, the chapter's thread count, niced, even for one
+    job; the same results when the jobs run here."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    jobs = [(torch.get_num_threads, ()), (_niceness, ())]
+    one = runs.Jobs(jobs, workers=1, threads=2, nice=5)
+    assert one.in_background == (runs._spare_cores() > 0)
+    # each job of the worker at 5 steps below this process (not 5 more per job)
+    niceness = os.nice(0) + 5 if one.in_background else os.nice(0)
+    assert one.results([0, 1]) == [2, niceness]
+    assert runs.Jobs(jobs * 2, workers=1, nice=5).results([1, 3]) == [niceness, niceness]
+    alone = runs.Jobs(jobs[:1], threads=2, least=1)
+    assert alone.in_background == (runs._spare_cores() > 0)
+    assert alone.results([0]) == [2]
+    assert not runs.Jobs(jobs[:1]).in_background  # by default one job runs here
+    before = torch.get_num_threads()
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert runs.Jobs(jobs, threads=2).results([0]) == [2] and torch.get_num_threads() == before
+    for bad in [{"threads": 0}, {"workers": 0}, {"least": 0}]:
+        with pytest.raises(ValueError, match=f"{next(iter(bad))} must be an int >= 1"):
+            runs.Jobs(jobs, **bad)
 
 
 def test_chapter_8_runs_refuse_bad_settings():

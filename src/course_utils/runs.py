@@ -40,6 +40,7 @@ __all__ = [
     "cache_path",
     "cached",
     "load_result",
+    "on_threads",
     "pending",
     "recipe_key",
     "save_result",
@@ -147,14 +148,15 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
 
 
 #: What background work will produce, by key: the function that waits for it.
-_PENDING: dict[Hashable, Callable[[], None]] = {}
+_PENDING: dict[Hashable, Callable[[], Any]] = {}
 
 
-def will_produce(key: Hashable, wait: Callable[[], None]) -> None:
-    """Say that work running in the background will put ``key``'s result in the cache.
+def will_produce(key: Hashable, wait: Callable[[], Any]) -> None:
+    """Say that work running in the background will produce ``key``'s result.
 
     Whoever needs that result calls :func:`wait_for` first, so that it loads
-    the result instead of computing it a second time beside the worker.
+    the result (from the cache, or as ``wait`` returns it) instead of computing
+    it a second time beside the worker.
     """
     _PENDING[key] = wait
 
@@ -164,11 +166,11 @@ def pending(key: Hashable) -> bool:
     return key in _PENDING
 
 
-def wait_for(key: Hashable) -> None:
-    """Wait for the background work that :func:`will_produce` announced for ``key``, if any."""
+def wait_for(key: Hashable) -> Any:
+    """Wait for the background work that :func:`will_produce` announced for ``key``, if any;
+    what its ``wait`` returns (None when nothing was announced)."""
     wait = _PENDING.pop(key, None)
-    if wait is not None:
-        wait()
+    return None if wait is None else wait()
 
 
 def wait_all(futures: Sequence[Future[Any]], desc: str | None = None) -> None:
@@ -183,44 +185,66 @@ def wait_all(futures: Sequence[Future[Any]], desc: str | None = None) -> None:
             pass
 
 
-def single_threaded(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)`` with torch on one thread, restored afterwards.
+def on_threads(threads: int, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` with torch on ``threads`` threads, restored afterwards.
 
     A run gives the same numbers here and in a worker process of :class:`Jobs`.
     """
+    check_int(threads, "threads")
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     try:
         return function(*args)
     finally:
         torch.set_num_threads(before)
 
 
-def _in_worker(function: Callable[..., Any], *args: Any) -> Any:
+def single_threaded(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` with torch on one thread, restored afterwards."""
+    return on_threads(1, function, *args)
+
+
+def _in_worker(threads: int, niceness: int, function: Callable[..., Any], *args: Any) -> Any:
+    if hasattr(os, "setpriority") and os.getpriority(os.PRIO_PROCESS, 0) < niceness:
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)  # POSIX: this worker's lower priority
     os.environ["TQDM_DISABLE"] = "1"  # a worker's bars would go to the terminal, not the notebook
-    return single_threaded(function, *args)
+    return on_threads(threads, function, *args)
 
 
 class Jobs:
-    """Independent jobs ``(function, args)``, each run single-threaded.
+    """Independent jobs ``(function, args)``, each run on ``threads`` torch threads (one).
 
-    On a CPU with two cores or more, worker processes (one per core, at most
-    one per job) start them all at once and this process goes on meanwhile;
-    :meth:`results` waits for the ones it needs. Elsewhere (a GPU, one core)
-    :meth:`results` runs them here, one by one. Either way a job's result is
-    the same: each job is seeded by its arguments and runs on one thread.
+    On a CPU with two cores or more and at least ``least`` jobs (two), worker
+    processes (one per core, or ``workers``, at most one per job) start them all
+    at once, ``nice`` steps below this process's priority, and this process goes
+    on meanwhile; :meth:`results` waits for the ones it needs. Elsewhere (a GPU,
+    one core) :meth:`results` runs them here, one by one. Either way a job's
+    result is the same: each job is seeded by its arguments and runs on the same
+    number of threads.
     """
 
-    def __init__(self, jobs: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]]) -> None:
+    def __init__(
+        self,
+        jobs: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]],
+        workers: int | None = None,
+        threads: int = 1,
+        nice: int = 0,
+        least: int = 2,
+    ) -> None:
         self.jobs = list(jobs)
+        self.threads = check_int(threads, "threads")
+        check_int(least, "least")
         self._results: dict[int, Any] = {}
         self._futures: dict[int, Future[Any]] = {}
         self._pool: ProcessPoolExecutor | None = None
         cores = _spare_cores()
-        if cores and len(self.jobs) >= 2:
+        if workers is not None:
+            cores = min(cores, check_int(workers, "workers"))
+        if cores and len(self.jobs) >= least:
+            niceness = min(os.nice(0) + nice, 19) if hasattr(os, "nice") else 0
             self._pool = worker_pool(min(cores, len(self.jobs)))
             for i, (function, args) in enumerate(self.jobs):
-                self._futures[i] = self._pool.submit(_in_worker, function, *args)
+                self._futures[i] = self._pool.submit(_in_worker, threads, niceness, function, *args)
 
     @property
     def in_background(self) -> bool:
@@ -240,7 +264,7 @@ class Jobs:
                 self._results[i] = self._futures.pop(i).result()
             else:
                 function, args = self.jobs[i]
-                self._results[i] = single_threaded(function, *args)
+                self._results[i] = on_threads(self.threads, function, *args)
         if self._pool is not None and not self._futures:
             self._pool.shutdown()
             self._pool = None

@@ -95,6 +95,7 @@ __all__ = [
     "train_in_parallel",
     "train_model",
     "translation_config",
+    "unseen_one_word_sources",
 ]
 
 # ---------------------------------------------------------------------------
@@ -557,8 +558,6 @@ class SourceOrderRun:
     beyond: TranslationScores  # test sentences with more clauses than any training sentence
     by_length: list[LengthRow]
     first_token: float  # share of the in-range test sentences whose first output token is right
-    correct: list[bool]  # per test sentence: translated exactly
-    train_loss: list[float]
 
 
 def _scores_where(
@@ -569,24 +568,39 @@ def _scores_where(
 
 
 def run_source_reversal(
-    data: ParallelData, splits: Splits, config: TranslationConfig, show_progress: bool = True
+    data: ParallelData,
+    splits: Splits,
+    config: TranslationConfig,
+    show_progress: bool = True,
+    forward: Sequence[Tokens] | None = None,
 ) -> dict[str, SourceOrderRun]:
     """Train 9장's seq2seq on forward and on reversed sources, same seed, data and budget.
 
     Both are scored on the generated test sentences (the reversed model reads them
     backwards too): in and beyond the training range of clauses, and by length.
-    ``data`` and ``splits`` are :func:`generated_data`'s pair.
+    ``data`` and ``splits`` are :func:`generated_data`'s pair. ``forward``, when the
+    caller has them: the greedy translations of ``data.test`` by the forward model
+    (:func:`new_seq2seq` on ``data`` and ``config``, as trained by :func:`train_model`),
+    which is then not loaded and run again.
     """
     if len(splits.test) != len(data.test):
         raise ValueError("data and splits must come from the same generated_data() call")
+    if forward is not None and len(forward) != len(data.test):
+        raise ValueError(
+            f"forward must hold one translation per test sentence ({len(data.test)}), "
+            f"got {len(forward)}"
+        )
     inside = [p.clauses <= splits.max_train_clauses for p in splits.test]
     results = {}
     for order, ordered in (("forward", data), ("reversed", reverse_sources(data))):
-        model = new_seq2seq(ordered, config)
-        history = train_model(model, ordered, config.training, show_progress=show_progress)
-        hypotheses = translate(
-            model, [s for s, _ in ordered.test], ordered.source_vocab, ordered.target_vocab
-        )
+        if order == "forward" and forward is not None:
+            hypotheses = [list(h) for h in forward]
+        else:
+            model = new_seq2seq(ordered, config)
+            train_model(model, ordered, config.training, show_progress=show_progress)
+            hypotheses = translate(
+                model, [s for s, _ in ordered.test], ordered.source_vocab, ordered.target_vocab
+            )
         references = [t for _, t in ordered.test]
         results[order] = SourceOrderRun(
             order,
@@ -595,8 +609,6 @@ def run_source_reversal(
             scores_by_length(hypotheses, splits.test, splits.max_train_clauses),
             sum(h[:1] == r[:1] for h, r, k in zip(hypotheses, references, inside, strict=True) if k)
             / sum(inside),
-            [h == r for h, r in zip(hypotheses, references, strict=True)],
-            list(history.train_loss),
         )
     return results
 
@@ -676,6 +688,21 @@ class SubwordCoverage:
     unknown_pieces: float  # share of the test pieces that the model reads as <unk>
 
 
+def _training_words(data: ParallelData, side: int) -> set[str]:
+    """The words of side ``side`` (0 source, 1 target) of the training split."""
+    return {w for pair in data.train for w in data.words(pair[side])}
+
+
+def unseen_one_word_sources(data: ParallelData) -> list[tuple[Tokens, Tokens]]:
+    """The test pairs whose source is one word that no training source contains."""
+    seen = _training_words(data, 0)
+    return [
+        (source, target)
+        for source, target in data.test
+        if len(words := data.words(source)) == 1 and words[0] not in seen
+    ]
+
+
 def subword_coverage(data: ParallelData) -> dict[str, SubwordCoverage]:
     """``"source"`` and ``"target"``: what a word-level vocabulary of the training split
     would miss in the test split, against the pieces the model actually reads.
@@ -687,7 +714,7 @@ def subword_coverage(data: ParallelData) -> dict[str, SubwordCoverage]:
     sides = {"source": (0, data.source_vocab), "target": (1, data.target_vocab)}
     coverage = {}
     for side, (index, vocab) in sides.items():
-        seen = {w for pair in data.train for w in data.words(pair[index])}
+        seen = _training_words(data, index)
         words = [w for pair in data.test for w in data.words(pair[index])]
         pieces = [piece for pair in data.test for piece in pair[index]]
         if not words or not pieces:

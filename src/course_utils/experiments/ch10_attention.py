@@ -15,12 +15,11 @@
 
 from __future__ import annotations
 
-import os
+import functools
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -482,10 +481,10 @@ def _penalty_data(
     return train, test, classes, vocab, data
 
 
-#: What :func:`start_chapter_runs` started for :func:`run_penalty_experiment`, by (config,
-#: coefficient or ``"bag-of-ngrams"``, device type): a function that waits for it and returns it.
-PenaltyKey = tuple[SelfAttentiveConfig, float | str, str]
-_BACKGROUND_PENALTY_RUNS: dict[PenaltyKey, Callable[[], Any]] = {}
+def _penalty_key(config: SelfAttentiveConfig, part: float | str, device: str) -> Hashable:
+    """What :func:`start_chapter_runs` announces (:func:`runs.will_produce`) for one part of
+    :func:`run_penalty_experiment`: a run's coefficient, or ``"bag-of-ngrams"``."""
+    return ("self-attentive", config, part, device)
 
 
 def run_penalty_experiment(
@@ -512,16 +511,16 @@ def run_penalty_experiment(
     target = get_device() if device is None else torch.device(device)
     train, test, classes, vocab, data = _penalty_data(config)
     majority = Counter(label for _, label in train).most_common(1)[0][0]
-    started_bag = _BACKGROUND_PENALTY_RUNS.pop((config, "bag-of-ngrams", target.type), None)
-    if started_bag is not None:
-        bag_of_ngrams = started_bag()
+    bag_key = _penalty_key(config, "bag-of-ngrams", target.type)
+    if runs.pending(bag_key):  # start_chapter_runs computes it in a worker process
+        bag_of_ngrams = runs.wait_for(bag_key)
     else:
         bag_of_ngrams = bag_of_ngrams_accuracy(train, test, config.seed)
     trained = []
     for coefficient in (0.0, config.penalty_coefficient):
-        started = _BACKGROUND_PENALTY_RUNS.pop((config, coefficient, target.type), None)
-        if started is not None:  # start_chapter_runs trains it in a worker process
-            trained.append(started())
+        key = _penalty_key(config, coefficient, target.type)
+        if runs.pending(key):
+            trained.append(runs.wait_for(key))
         else:
             trained.append(train_run(config, coefficient, data, len(vocab), len(classes), target))
     return PenaltyExperiment(
@@ -542,19 +541,16 @@ def run_penalty_experiment(
 # ---------------------------------------------------------------------------
 
 
-def _penalty_job(config: SelfAttentiveConfig, part: float | str, threads: int) -> Any:
-    """One part of :func:`run_penalty_experiment` (a run, or the n-gram baseline) in a worker.
-
-    The worker runs at the lowest priority where the system has priorities.
-    """
-    if hasattr(os, "setpriority"):  # POSIX: the cores go to the chapter and the translation models
-        os.setpriority(os.PRIO_PROCESS, 0, 19)
-    os.environ["TQDM_DISABLE"] = "1"  # a worker's bars would go to the terminal, not the notebook
-    torch.set_num_threads(threads)  # the parent's count, as for the translation models
+def _penalty_part(config: SelfAttentiveConfig, part: float | str) -> Any:
+    """One part of :func:`run_penalty_experiment` (a run, or the n-gram baseline), as a job."""
     train, test, classes, vocab, data = _penalty_data(config)
     if part == "bag-of-ngrams":
         return bag_of_ngrams_accuracy(train, test, config.seed)
     return train_run(config, float(part), data, len(vocab), len(classes), get_device())
+
+
+def _penalty_result(jobs: runs.Jobs, index: int) -> Any:
+    return jobs.results([index], "학습 중인 분류기")[0]
 
 
 def start_chapter_runs(
@@ -592,28 +588,18 @@ def start_chapter_runs(
     started = train_in_background(jobs, wait_for_all=False)
     device = get_device().type
     parts: list[float | str] = [0.0, penalty.penalty_coefficient, "bag-of-ngrams"]
-    todo = [
-        (penalty, part, device)
-        for part in parts
-        if (penalty, part, device) not in _BACKGROUND_PENALTY_RUNS
-    ]
+    todo = [part for part in parts if not runs.pending(_penalty_key(penalty, part, device))]
     if not todo:
         return started
-    pool = runs.worker_pool(1)
-    threads = torch.get_num_threads()
-    futures = [pool.submit(_penalty_job, penalty, key[1], threads) for key in todo]
-
-    def waiting_for(future: Future[Any]) -> Callable[[], Any]:
-        def wait() -> Any:
-            runs.wait_all([future], "학습 중인 분류기")
-            if all(f.done() for f in futures):
-                pool.shutdown()
-            return future.result()  # a worker's error is raised here
-
-        return wait
-
-    for key, future in zip(todo, futures, strict=True):
-        _BACKGROUND_PENALTY_RUNS[key] = waiting_for(future)
+    # one worker, one part after the other, at the lowest priority (POSIX), on the
+    # chapter's thread count: the cores go to the chapter and the translation models first
+    penalty_jobs = runs.Jobs(
+        [(_penalty_part, (penalty, part)) for part in todo],
+        workers=1, threads=torch.get_num_threads(), nice=19, least=1,
+    )  # fmt: skip
+    for index, part in enumerate(todo):
+        wait = functools.partial(_penalty_result, penalty_jobs, index)
+        runs.will_produce(_penalty_key(penalty, part, device), wait)
     return True
 
 
