@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import shutil
 import threading
 from urllib.parse import urlparse
@@ -126,6 +127,40 @@ def test_korean_search_returns_results_in_the_browser(browser, site_url, built_s
     assert problems.errors == []
 
 
+def test_search_snippets_quote_the_chapters_not_the_page_buttons(browser, site_url):
+    """The issue's case: "어텐션" quoted the "Open issue" button, and later the page's table of
+    contents. Snippets now come from the article (book/_static/course_search.js)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems = PageProblems(page, site_url)
+    page.goto(f"{site_url}/search.html?q=어텐션", wait_until="networkidle")
+    page.wait_for_selector("#search-results li p.context", timeout=30000)
+    page.wait_for_function(
+        "document.querySelector('#search-results').classList.contains('empty') || "
+        "document.querySelectorAll('#search-results li').length === "
+        "document.querySelectorAll('#search-results li p.context').length",
+        timeout=60000,
+    )
+    snippets = page.eval_on_selector_all(
+        "#search-results li p.context", "ps => ps.map(p => p.textContent)"
+    )
+    page.close()
+    assert problems.errors == []
+    assert len(snippets) >= 5, snippets
+    for label in [
+        "이슈 열기",
+        "저장소",
+        "Binder",
+        "Colab",
+        "내려받기",
+        "이 페이지의 내용",
+        "이전 페이지",
+    ]:
+        assert not any(label in snippet for snippet in snippets), (label, snippets)
+    # nor the page's table of contents ("내용" and the numbered sections under it)
+    assert not any(re.search(r"내용\s+\d+\.\d+\.", snippet) for snippet in snippets), snippets
+    assert sum("어텐션" in snippet for snippet in snippets) >= len(snippets) - 1, snippets
+
+
 CHAPTER_PAGES = sorted(f"book/{p.stem}.html" for p in (ROOT / "book").glob("ch*.md"))
 
 
@@ -168,11 +203,30 @@ def test_no_equation_or_code_block_overflows_the_column_at_1280_px(browser, site
 @pytest.mark.parametrize("path", CHAPTER_PAGES)
 def test_a_phone_scrolls_wide_equations_in_place_at_390_px(browser, site_url, path):
     """At 390 px the page never scrolls sideways: a display equation wider than the column
-    scrolls inside its own box, and a code block wraps."""
+    scrolls inside its own box, a code block wraps, and a figure keeps two thirds of its
+    drawn width (its labels legible) and scrolls inside its own box."""
     page = _chapter_page(browser, site_url, path, 390, 844)
+    page.wait_for_function(
+        "Array.from(document.querySelectorAll('article img')).every(i => i.complete)"
+    )
     found = page.evaluate(
         """() => {
         const problems = [];
+        // a figure keeps two thirds of its drawn width (labels legible) and scrolls in its box
+        const figures = document.querySelectorAll('article img[src*="_images/"]');
+        for (const img of figures) {
+            const shown = img.getBoundingClientRect().width;
+            const box = img.parentElement;
+            if (shown < Math.min(img.naturalWidth * 2 / 3, img.naturalWidth) - 1) {
+                problems.push('figure shrunk to ' + Math.round(shown) + ' of '
+                              + img.naturalWidth + ' px: ' + img.src.slice(-20));
+            }
+            if (shown > box.clientWidth + 1 && !(['auto', 'scroll'].includes(
+                    getComputedStyle(box).overflowX) && box.scrollWidth > box.clientWidth)) {
+                problems.push('figure wider than its box, which does not scroll: '
+                              + img.src.slice(-20));
+            }
+        }
         const page = document.scrollingElement;
         if (page.scrollWidth > window.innerWidth + 1) {
             problems.push('the page scrolls sideways: ' + page.scrollWidth + ' px');

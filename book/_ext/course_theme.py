@@ -14,6 +14,11 @@
 - Colab opens only ``.ipynb`` files, so chapter pages (MyST Markdown) keep the
   Binder button (which opens them through jupytext) and lose the Colab one;
   the exercise notebooks keep both.
+- On a phone each figure keeps two thirds of its drawn width and scrolls in its own
+  box (``book/_static/course_figures.js`` with ``course.css``), so its labels stay
+  legible.
+- Search snippets come from the article (``book/_static/course_search.js``), not
+  from the page's buttons and navigation, which Sphinx's snippet would quote.
 - Korean labels: the themes leave some of their labels in English ("Back to top",
   "Color mode", "Repository", "Open issue"); ``book/_locale/ko`` holds them in
   Korean, compiled here and added after the themes' own catalogues. The search
@@ -162,6 +167,10 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _theme_options)
     app.connect("config-inited", _korean_catalogues, priority=900)  # after the themes' setup
     app.add_css_file("course.css")  # book/_static/course.css: code wraps at the column
+    # search snippets from the article, not the page's buttons (book/_static/course_search.js)
+    app.add_js_file("course_search.js", loading_method="defer")
+    # figures keep a legible size on a phone and scroll in their box (course_figures.js)
+    app.add_js_file("course_figures.js", loading_method="defer")
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     # After sphinx-book-theme has added its launch buttons (default priority 500).
     app.connect("html-page-context", _drop_colab_for_markdown, priority=900)
