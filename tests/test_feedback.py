@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import math
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -134,3 +135,67 @@ def test_the_grader_checks_a_notebook_and_names_unknown_questions(tmp_path, monk
         grader.check("q99", {})
     with pytest.raises(TypeError, match="question must be a name"):
         grader.check("../q1", {})
+
+
+def test_what_the_answer_raises_is_its_own_even_an_assert_or_sys_exit(tests_of):
+    """An assert inside the answer is the answer's error, not the test's message; sys.exit is
+    a failure, not a crash of the notebook; a class's error is placed in the answer."""
+    import sys
+
+    test_file = tests_of("ch01_nlp_and_sequences", "q1")
+
+    def count_orderings(tokens):
+        assert len(tokens) < 2, "토큰이 너무 많음"
+
+    text = _shown(run_checks("q1", test_file, {"count_orderings": count_orderings}))
+    assert "이 호출에서 오류가 났습니다: count_orderings(['dog', 'bites', 'man'])" in text
+    assert "AssertionError: 토큰이 너무 많음" in text and "assert len(tokens) < 2" in text
+
+    def exits(tokens):
+        sys.exit("그만")
+
+    text = _shown(run_checks("q1", test_file, {"count_orderings": exits}))
+    assert "SystemExit: 그만" in text
+
+    class Counter:  # a class is passed as it is (tests may check isinstance)
+        def __init__(self, tokens):
+            self.n = 1 / 0
+
+    text = _shown(run_checks("q1", test_file, {"count_orderings": Counter}))
+    assert "답의 코드에서 오류가 났습니다: ZeroDivisionError" in text and "self.n = 1 / 0" in text
+
+
+def test_partials_and_cached_functions_are_recorded_and_odd_values_shown(tests_of):
+    import functools
+
+    test_file = tests_of("ch01_nlp_and_sequences", "q1")
+    partial = functools.partial(lambda tokens, scale: None, scale=2)
+    text = _shown(run_checks("q1", test_file, {"count_orderings": partial}))
+    assert "count_orderings의 반환값이 None입니다" in text
+    cached = functools.lru_cache(_count_orderings)
+    text = _shown(run_checks("q1", test_file, {"count_orderings": cached}))
+    assert "이 호출에서 오류가 났습니다: count_orderings(['dog', 'bites', 'man'])" in text
+    assert "TypeError: unhashable type: 'list'" in text
+    huge = _shown(run_checks("q1", test_file, {"count_orderings": lambda tokens: 10**5000}))
+    assert "ValueError" in huge  # the test's own message failed on it; shown, not a crash
+    assert shown(np.float32(4.5)) == "float32(4.5, float32)" and shown(np.arange(3)) == (
+        "ndarray([0, 1, 2], int64)"
+    )
+
+
+def test_on_colab_another_exercises_tests_do_not_stay(tmp_path):
+    write_public_tests("ch04_word2vec", tmp_path)
+    assert (tmp_path / "q8.py").is_file()
+    (tmp_path / "notes.py").write_text("x = 1")
+    (tmp_path / "q9.py").write_text("# a student's own file")
+    write_public_tests("ch05_language_models", tmp_path)
+    import json
+
+    from course_tools import student
+
+    shipped = json.loads(
+        (Path(student.__file__).parent / "public_tests" / "ch05_language_models.json").read_text()
+    )
+    left = sorted(p.stem for p in tmp_path.glob("q*.py"))
+    assert left == sorted([*shipped, "q9"])  # only otter's tests of other questions go
+    assert (tmp_path / "notes.py").is_file()

@@ -404,6 +404,16 @@ def test_questions_are_graded_at_their_check_cell_and_otter_cells_are_not_run():
     assert renamed == steps == earlier
     for runs in [
         'import otter\ngrader = otter.Notebook(print("x"))',
+        # code hidden in what looks like an otter cell: a walrus, a \r that Python reads as
+        # a line break, keyword values, statements after a check
+        "import otter\ngrader = otter.Notebook(count_orderings := lambda tokens: 6)",
+        'import otter\ngrader = otter.Notebook("a", tests_dir=[q := 3] and None)',
+        '# set-up\rf = 1\nfrom course_tools.student import Grader\ngrader = Grader("x")',
+        'from course_tools.student import Grader as G\ngrader = G("x")',
+        'grader.check("q1"); f = 1',
+        "grader.check_all(f := 1)",
+        "grader.export(f := lambda: 1)",
+        'f = 1  # grader.check("q1")',
         'from course_tools.student import Grader\ngrader = Grader("x"); import os',
         'from course_tools.student import Grader\ngrader = Grader(open("x").read())',
         'from course_tools.student import Grader\ndef f(): return 1\ngrader = Grader("x")',

@@ -330,6 +330,13 @@ def test_check_here_reads_the_kernels_history(tmp_path):
                 check_here("q1", ["json"], ["f"])
             except AssertionError as error:
                 print("refused", error)
+            # an answer cell that mentions grader.check in a comment is still read
+            shell.run_cell('def g(x):  # grader.check("q2")\\n    import json\\n    return x',
+                           store_history=True)
+            try:
+                check_here("q2", ["json"], ["g"])
+            except AssertionError as error:
+                print("refused too", error)
             """
         )],
         capture_output=True, text=True, timeout=120,
@@ -338,6 +345,7 @@ def test_check_here_reads_the_kernels_history(tmp_path):
     assert "honest ok" in run.stdout
     assert "refused 규칙 위반(문제 1): 답이 쓸 수 없는 것을 씁니다" in run.stdout
     assert "`json.dumps` (셀 2, 3행)" in run.stdout
+    assert "refused too 규칙 위반(문제 2)" in run.stdout
 
 
 def test_the_student_notebook_shows_the_rules_and_checks_them(name="ch06_rnn"):

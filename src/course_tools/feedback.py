@@ -66,13 +66,28 @@ _repr.maxlist = _repr.maxtuple = _repr.maxset = _repr.maxdict = 6
 
 
 def shown(value: Any) -> str:
-    """A short, one-line picture of ``value``: arrays and tensors by shape and type."""
-    shape = getattr(value, "shape", None)
-    dtype = getattr(value, "dtype", None)
-    if shape is not None and dtype is not None and not isinstance(value, (int, float)):
-        return f"{type(value).__name__}(모양 {tuple(shape)}, {dtype})"
-    text = _repr.repr(value).replace("\n", " ")
+    """A short, one-line picture of ``value``: a large array or tensor by shape and type."""
+    try:
+        shape = getattr(value, "shape", None)
+        dtype = getattr(value, "dtype", None)
+        if shape is not None and dtype is not None and not isinstance(value, (int, float)):
+            size = 1
+            for n in tuple(shape):
+                size *= int(n)
+            if size > 4:
+                return f"{type(value).__name__}(모양 {tuple(shape)}, {dtype})"
+            return f"{type(value).__name__}({value.tolist()!r}, {dtype})"
+        text = _repr.repr(value).replace("\n", " ")
+    except Exception:  # a value whose repr fails (an int of 10,000 digits, a broken class)
+        return f"<{type(value).__name__}: 보여 줄 수 없는 값>"
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+def _message(error: BaseException) -> str:
+    try:
+        return str(error).strip()
+    except Exception:
+        return "(오류 메시지를 만들 수 없습니다)"
 
 
 @dataclass
@@ -97,9 +112,21 @@ class _Recorder:
         self.codes: set[types.CodeType] = set()
 
     def wrap(self, name: str, value: Any) -> Any:
-        if not isinstance(value, types.FunctionType):
-            return value  # classes, values and builtins pass as they are
-        self.codes.add(value.__code__)
+        """``value`` itself for a value, a class (tests may check ``isinstance``) or a builtin;
+        any other callable (a function, a lambda, a ``functools.partial``, an ``lru_cache``)
+        wrapped so that its calls are recorded."""
+        if isinstance(value, type):  # its methods' errors are placed in the answer
+            self.codes.update(f.__code__ for f in vars(value).values() if inspect.isfunction(f))
+            return value
+        if not callable(value) or isinstance(
+            value, (types.BuiltinFunctionType, types.BuiltinMethodType)
+        ):
+            return value
+        code = getattr(value, "__code__", None) or getattr(
+            getattr(value, "__wrapped__", None), "__code__", None
+        )
+        if isinstance(code, types.CodeType):
+            self.codes.add(code)
 
         @functools.wraps(value)
         def recorded(*args: Any, **kwargs: Any) -> Any:
@@ -140,21 +167,23 @@ def _answer_line(error: BaseException, answer_codes: set[types.CodeType]) -> str
     return f"오류가 난 줄({where}, 셀의 {lineno}번째 줄): {text}" if text else None
 
 
-def _error_lines(error: Exception, recorder: _Recorder) -> list[str]:
+def _error_lines(error: BaseException, recorder: _Recorder) -> list[str]:
     lines = []
     call = recorder.last
-    kind = f"{type(error).__name__}: {str(error).strip()}".rstrip(": ")
-    if isinstance(error, AssertionError):
-        message = str(error).strip()
-        if message:
-            lines.append(message)
-    elif call is not None and not call.done:
+    kind = f"{type(error).__name__}: {_message(error)}".rstrip(": ")
+    where = _answer_line(error, recorder.codes)
+    if call is not None and not call.done:  # the answer's function raised (an assert too)
         lines.append(f"이 호출에서 오류가 났습니다: {call}")
         lines.append(kind)
-        where = _answer_line(error, recorder.codes)
         if where:
             lines.append(where)
         return lines
+    if isinstance(error, AssertionError) and where is None:  # the test's own check failed
+        message = _message(error)
+        if message:
+            lines += message.splitlines()
+    elif where is not None:  # the answer's code raised, called some other way (a class)
+        lines += [f"답의 코드에서 오류가 났습니다: {kind}", where]
     elif call is not None:
         lines.append(f"답이 돌려준 값을 테스트가 확인하다 오류가 났습니다: {kind}")
         lines.append(f"마지막 호출: {call} → 돌려준 값: {shown(call.returned)}")
@@ -182,7 +211,7 @@ def _run_case(test_func: Callable[..., None], env: Mapping[str, Any]) -> tuple[b
     kwargs = {n: env if n == "env" else recorder.wrap(n, env[n]) for n in names}
     try:
         test_func(**kwargs)
-    except Exception as error:  # what the answer raised, or the test on what it returned
+    except (Exception, SystemExit, GeneratorExit) as error:  # the answer's, or the test's
         return False, _error_lines(error, recorder)
     return True, []
 

@@ -61,7 +61,7 @@ from course_tools.sandbox import (
     isolation,
     oom_killed_in,
 )
-from course_tools.student import is_setup_cell
+from course_tools.student import otter_cell
 
 __all__ = [
     "GradeResult",
@@ -85,11 +85,6 @@ MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 MAX_REASON = 400  # characters of a reason or failure written or printed
 MAX_NAME = 120  # characters of a submission's name
 MAX_FOLDER_DEPTH = 4  # student folders inside the submissions folder
-
-# The cells otter adds to a student notebook (and the set-up cell, is_setup_cell); the
-# grader does not run them.
-_CHECK_CELL = re.compile(r"^\s*grader\.check\(\s*[\"'](\w+)[\"']\s*\)\s*$")
-_OTHER_OTTER_CELL = re.compile(r"^\s*grader\.(check_all|export)\([^)]*\)\s*$")
 
 
 # --------------------------------------------------------------------------
@@ -354,17 +349,17 @@ def plan(sources: list[str], questions: list[str]) -> list[tuple[str, int, str]]
 
     A question is graded in place of its last ``grader.check`` cell, or at the end.
     """
+    kinds = [otter_cell(source) for source in sources]  # the otter cells are not run
     last_check: dict[str, int] = {}
-    for index, source in enumerate(sources):
-        match = _CHECK_CELL.match(source)
-        if match and match.group(1) in questions:
-            last_check[match.group(1)] = index
+    for index, kind in enumerate(kinds):
+        if kind is not None and kind[0] == "check" and kind[1] in questions:
+            last_check[kind[1]] = index
     steps: list[tuple[str, int, str]] = []
-    for index, source in enumerate(sources):
-        if _CHECK_CELL.match(source):
-            steps += [("grade", index, q) for q, at in last_check.items() if at == index]
-        elif not (is_setup_cell(source) or _OTHER_OTTER_CELL.match(source)):
+    for index, (source, kind) in enumerate(zip(sources, kinds, strict=True)):
+        if kind is None:
             steps.append(("run", index, source))
+        elif kind[0] == "check":
+            steps += [("grade", index, q) for q, at in last_check.items() if at == index]
     steps += [("grade", len(sources), q) for q in questions if q not in last_check]
     return steps
 

@@ -800,10 +800,11 @@ def check_here(
         shell = None
     history = list(shell.user_ns.get("In", [])) if shell is not None else []
     cells = [(i, s) for i, s in enumerate(history) if isinstance(s, str) and s.strip()]
-    # The check cell itself and the set-up cell read nothing the answer uses.
-    from course_tools.student import is_setup_cell
+    # The otter cells (set-up, checks) read nothing the answer uses; the grader does not
+    # run them either, and every other cell it runs is read here (course_tools.student).
+    from course_tools.student import otter_cell
 
-    cells = [(i, s) for i, s in cells if "grader.check" not in s and not is_setup_cell(s)]
+    cells = [(i, s) for i, s in cells if otter_cell(s) is None]
     provided = Rules("", trusted=list(trusted)).provided_cells(cells)
     found = violations(cells, question, forbidden, names, trusted=provided)
     if found:

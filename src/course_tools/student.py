@@ -13,34 +13,152 @@ metadata) into ``./tests`` and returns None, so that otter reads them from there
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from course_tools.feedback import CheckAllResult, CheckResult, run_checks
 
-__all__ = ["Grader", "is_setup_cell", "notebook_named", "on_colab", "write_public_tests"]
+__all__ = [
+    "Grader",
+    "is_setup_cell",
+    "notebook_named",
+    "on_colab",
+    "otter_cell",
+    "write_public_tests",
+]
 
-# A notebook's set-up cell (comments, then one of): otter's own
-# ``grader = otter.Notebook("x.ipynb")``, this course's earlier
-# ``grader = otter.Notebook(notebook_named("x"))``, and today's ``grader = Grader("x")``.
-# Nothing else matches, so no answer can hide in a cell the grader skips.
-_SETUP_CELL = re.compile(
-    r"^(\s*#[^\n]*\n)*("
-    r"\s*import otter\s*\n"
-    r"(\s*from course_tools\.student import notebook_named\s*\n)?"
-    r"\s*grader\s*=\s*otter\.Notebook\(([^()]*|notebook_named\(\s*\"\w+\"\s*\))\)"
-    r"|\s*from course_tools\.student import Grader\s*\n"
-    r"\s*grader\s*=\s*Grader\(\s*\"\w+\"\s*\)"
-    r")\s*$"
-)
+# Characters that end a line for Python or IPython but not for a regular expression's
+# ``\n``: a cell holding one is never an otter cell (no code can hide behind them).
+_LINE_BREAKS = "\r\v\f\x1c\x1d\x1e\x1f\x85\u2028\u2029"
+
+
+def _string(node: ast.expr, pattern: str = r"(?s:.*)") -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(pattern, node.value) is not None
+    )
+
+
+def _call_of(node: ast.expr, *name: str) -> ast.Call | None:
+    """``node`` if it is a call of ``name`` (``"Grader"`` or ``"grader", "check"``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    target = node.func
+    if len(name) == 1:
+        return node if isinstance(target, ast.Name) and target.id == name[0] else None
+    owner, attribute = name
+    if (
+        isinstance(target, ast.Attribute)
+        and target.attr == attribute
+        and isinstance(target.value, ast.Name)
+        and target.value.id == owner
+    ):
+        return node
+    return None
+
+
+def _imports(node: ast.stmt, module: str | None, name: str) -> bool:
+    """``import name`` (module None) or ``from module import name``, nothing else."""
+    if module is None:
+        return isinstance(node, ast.Import) and [(a.name, a.asname) for a in node.names] == [
+            (name, None)
+        ]
+    return (
+        isinstance(node, ast.ImportFrom)
+        and node.module == module
+        and node.level == 0
+        and [(a.name, a.asname) for a in node.names] == [(name, None)]
+    )
+
+
+def _assigns_grader(node: ast.stmt) -> ast.expr | None:
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == "grader"
+    ):
+        return node.value
+    return None
+
+
+def _is_setup(body: list[ast.stmt]) -> bool:
+    """Today's ``from course_tools.student import Grader; grader = Grader("x")``; otter's own
+    ``import otter; grader = otter.Notebook("x.ipynb")`` (string arguments only); and this
+    course's earlier ``grader = otter.Notebook(notebook_named("x"))``."""
+    if len(body) == 2 and _imports(body[0], "course_tools.student", "Grader"):
+        call = _call_of(_assigns_grader(body[1]) or ast.Constant(None), "Grader")
+        return (
+            call is not None
+            and not call.keywords
+            and len(call.args) == 1
+            and _string(call.args[0], r"\w+")
+        )
+    if len(body) == 3 and _imports(body[1], "course_tools.student", "notebook_named"):
+        body = [body[0], body[2]]
+        named = True
+    else:
+        named = False
+    if len(body) != 2 or not _imports(body[0], None, "otter"):
+        return False
+    call = _call_of(_assigns_grader(body[1]) or ast.Constant(None), "otter", "Notebook")
+    if call is None or not all(_string(k.value) for k in call.keywords):
+        return False
+    if named:
+        inner = _call_of(call.args[0], "notebook_named") if len(call.args) == 1 else None
+        return (
+            inner is not None
+            and not inner.keywords
+            and [_string(a, r"\w+") for a in inner.args] == [True]
+        )
+    return len(call.args) <= 1 and all(_string(a) for a in call.args)
+
+
+def otter_cell(source: str) -> tuple[str, str | None] | None:
+    """What an otter cell of a student notebook is, read as Python (comments aside):
+
+    ``("setup", None)`` for the set-up cell (:func:`_is_setup`), ``("check", "q1")`` for
+    ``grader.check("q1")``, ``("other", None)`` for ``grader.check_all()`` and
+    ``grader.export(...)`` with string arguments; None for every other cell. The grader
+    runs no otter cell, so none may do anything else: each is matched statement by
+    statement, with only string constants as arguments.
+    """
+    if not isinstance(source, str) or any(c in source for c in _LINE_BREAKS):
+        return None
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return None
+    if len(body) == 1 and isinstance(body[0], ast.Expr):
+        value = body[0].value
+        check = _call_of(value, "grader", "check")
+        if check is not None:
+            if len(check.args) == 1 and not check.keywords and _string(check.args[0], r"\w+"):
+                return "check", str(cast(ast.Constant, check.args[0]).value)
+            return None
+        check_all = _call_of(value, "grader", "check_all")
+        if check_all is not None and not check_all.args and not check_all.keywords:
+            return "other", None
+        export = _call_of(value, "grader", "export")
+        arguments = [] if export is None else [*export.args, *(k.value for k in export.keywords)]
+        if export is not None and all(_constant(a) for a in arguments):
+            return "other", None
+        return None
+    return ("setup", None) if _is_setup(body) else None
+
+
+def _constant(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, bool, int, float))
 
 
 def is_setup_cell(source: str) -> bool:
     """Whether ``source`` is a student notebook's set-up cell, which the grader does not run."""
-    return bool(_SETUP_CELL.match(source))
+    return otter_cell(source) == ("setup", None)
 
 
 def _assignment_of(path: Path) -> str | None:
@@ -78,6 +196,11 @@ def write_public_tests(assignment: str, folder: str | Path = "tests") -> list[Pa
         path = folder / f"{question}.py"
         path.write_text(source, encoding="utf-8")
         written.append(path)
+    # Another exercise's tests left in the same folder (two exercises solved in one Colab
+    # folder) would be read as this one's: otter's test files of other questions go.
+    for stale in sorted(set(folder.glob("q*.py")) - set(written)):
+        if "from otter.test_files import" in stale.read_text(encoding="utf-8", errors="ignore"):
+            stale.unlink()
     return written
 
 
@@ -130,8 +253,11 @@ class Grader:
         path = notebook_named(assignment, folder)
         # Tests come from the notebook's metadata; only on Colab (no notebook file) from
         # ``tests`` beside it, where notebook_named wrote them. A ``tests`` folder of
-        # something else beside a local notebook is never read.
-        tests = str(Path(folder) / "tests") if path is None else None
+        # something else beside a local notebook is never read. Both paths are absolute,
+        # so a later ``%cd`` in the notebook changes nothing.
+        folder = Path(folder).resolve()
+        tests = str(folder / "tests") if path is None else None
+        path = None if path is None else str(Path(path).resolve())
         self._otter = otter.Notebook(path, tests_dir=tests)
 
     def _test_file(self, question: str) -> Any:
