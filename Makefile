@@ -53,8 +53,10 @@ book: $(STAMP) $(MATHJAX)
 	TQDM_DISABLE=1 $(BIN)/jupyter-book build . $(BOOK_FLAGS)
 
 # The whole book as one PDF (_build/pdf/book.pdf): the single-page build, numbered and
-# executed as the site, printed by headless Chromium with its equations typeset.
-pdf: book
+# executed as the site (it reads the chapters' outputs from the jupyter cache that
+# `make book` fills, or executes them itself), printed by headless Chromium with its
+# equations typeset. `make test` makes it after the book.
+pdf: $(STAMP) $(MATHJAX)
 	TQDM_DISABLE=1 $(BIN)/jupyter-book build . --builder singlehtml $(STRICT)
 	$(BIN)/python -m course_tools.pdf _build/singlehtml $(PDF)
 

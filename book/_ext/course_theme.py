@@ -110,6 +110,7 @@ def _download_button(
 ) -> None:
     if not _DOWNLOADABLE.fullmatch(pagename):
         return
+    app.course_pages_written = getattr(app, "course_pages_written", set()) | {pagename}
     exercise = pagename.startswith("notebooks/")
     button = {
         "type": "link",
@@ -150,7 +151,11 @@ def _write_notebooks(app: Any, exception: Exception | None) -> None:
     if exception is not None or app.builder.name != "html":
         return
     executed = Path(app.outdir).parent / "jupyter_execute"  # where myst-nb writes them
-    for docname in sorted(d for d in app.env.found_docs if _DOWNLOADABLE.fullmatch(d)):
+    # the pages this build wrote (an incremental build that wrote none keeps the notebooks
+    # an earlier build wrote beside them)
+    written = getattr(app, "course_pages_written", set())
+    app.course_pages_written = set()
+    for docname in sorted(written):
         if docname.startswith("notebooks/"):
             notebook = nbformat.read(Path(app.srcdir) / f"{docname}.ipynb", as_version=4)
             for cell in notebook.cells:
