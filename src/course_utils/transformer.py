@@ -23,6 +23,7 @@ so that each new token costs one position, not the whole prefix.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -438,7 +439,9 @@ class LearnedPositionalEmbedding(nn.Module):
 # Encoder and decoder layers
 # ---------------------------------------------------------------------------
 
-ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": F.relu, "gelu": F.gelu}
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": F.relu, "gelu": F.gelu, "gelu_tanh": functools.partial(F.gelu, approximate="tanh")
+}  # fmt: skip
 
 
 class Sublayers(nn.Module):

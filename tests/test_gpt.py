@@ -1,0 +1,120 @@
+"""13장's decoder-only model (course_utils.gpt) against transformers' GPT2LMHeadModel: the
+same logits and the same gradients with copied weights, in float64 (the minGPT test,
+offline, on a random small configuration)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course_utils.gpt import GPT, GPTConfig, gpt2_config, load_gpt2_weights
+
+transformers = pytest.importorskip("transformers")
+
+
+def _pair(config: GPTConfig, seed: int = 0):
+    torch.manual_seed(seed)
+    theirs = transformers.GPT2LMHeadModel(gpt2_config(config)).double().eval()
+    ours = GPT(config).double().eval()
+    load_gpt2_weights(ours, theirs)
+    return ours, theirs
+
+
+@pytest.mark.parametrize("activation", ["gelu_tanh", "gelu"])
+def test_logits_equal_gpt2s_with_copied_weights(activation):
+    config = GPTConfig(vocab_size=50, max_len=16, d_model=24, nhead=3, num_layers=3,
+                       activation=activation)  # fmt: skip
+    ours, theirs = _pair(config)
+    ids = torch.randint(0, 50, (4, 11), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        expected = theirs(ids).logits
+        got = ours(ids)
+    assert got.shape == (4, 11, 50)
+    assert torch.allclose(got, expected, atol=1e-10, rtol=0)
+    # the same parameters: tied output layer, GPT-2's count
+    assert ours.lm_head.weight is ours.token_embedding.weight
+    assert sum(p.numel() for p in ours.parameters()) == theirs.num_parameters()
+
+
+def test_gradients_equal_gpt2s_for_every_weight():
+    config = GPTConfig(vocab_size=40, max_len=12, d_model=16, nhead=2, num_layers=2,
+                       dim_feedforward=40)  # fmt: skip
+    ours, theirs = _pair(config, seed=3)
+    generator = torch.Generator().manual_seed(4)
+    ids = torch.randint(0, 40, (3, 9), generator=generator)
+    targets = torch.randint(0, 40, (3, 9), generator=generator)
+    targets[0, :4] = -100  # positions left out of the loss (a prompt, say)
+    our_loss = ours.loss(ids, targets)
+    logits = theirs(ids).logits
+    their_loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+    assert torch.allclose(our_loss, their_loss, atol=1e-12, rtol=0)
+    our_loss.backward()
+    their_loss.backward()
+    grads = {n.removeprefix("transformer."): p.grad for n, p in theirs.named_parameters()}
+    pairs = [(ours.token_embedding.weight.grad, grads["wte.weight"]),  # output layer's included
+             (ours.position_embedding.weight.grad, grads["wpe.weight"]),
+             (ours.norm.weight.grad, grads["ln_f.weight"])]  # fmt: skip
+    for i, layer in enumerate(ours.blocks):
+        h = f"h.{i}."
+        attention = torch.cat(
+            [p.weight.grad.T for p in (layer.self_attn.q_proj, layer.self_attn.k_proj,
+                                       layer.self_attn.v_proj)], dim=1,
+        )  # fmt: skip
+        pairs += [
+            (attention, grads[h + "attn.c_attn.weight"]),
+            (layer.self_attn.out_proj.weight.grad.T, grads[h + "attn.c_proj.weight"]),
+            (layer.linear1.weight.grad.T, grads[h + "mlp.c_fc.weight"]),
+            (layer.linear2.bias.grad, grads[h + "mlp.c_proj.bias"]),
+            (layer.norm1.weight.grad, grads[h + "ln_1.weight"]),
+            (layer.norm2.bias.grad, grads[h + "ln_2.bias"]),
+        ]
+    for got, expected in pairs:
+        assert torch.allclose(got, expected, atol=1e-10, rtol=0)
+
+
+def test_a_position_sees_only_itself_and_the_past():
+    config = GPTConfig(vocab_size=30, max_len=10, d_model=16, nhead=4, num_layers=2)
+    torch.manual_seed(0)
+    model = GPT(config).double().eval()
+    ids = torch.randint(0, 30, (2, 8))
+    changed = ids.clone()
+    changed[:, 5:] = (changed[:, 5:] + 1) % 30  # a different future
+    with torch.no_grad():
+        before, after = model(ids), model(changed)
+    assert torch.equal(before[:, :5], after[:, :5])
+    assert not torch.allclose(before[:, 5:], after[:, 5:])
+
+
+def test_gpt2s_initialisation_scales_the_residual_projections():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=500, d_model=64, num_layers=8))
+    std = model.blocks[0].linear2.weight.std().item()
+    assert abs(std - 0.02 / 4) < 0.001  # 0.02 / √(2 · 8)
+    assert abs(model.token_embedding.weight.std().item() - 0.02) < 0.002
+    assert model.blocks[0].linear1.bias.abs().max().item() == 0.0
+
+
+def test_bad_configurations_and_inputs_are_named():
+    with pytest.raises(ValueError, match="divisible by nhead = 3"):
+        GPTConfig(vocab_size=10, d_model=16, nhead=3)
+    with pytest.raises(ValueError, match="activation must be one of gelu_tanh, gelu, relu"):
+        GPTConfig(vocab_size=10, activation="swish")
+    with pytest.raises(ValueError, match="dropout must be in"):
+        GPTConfig(vocab_size=10, dropout=1.0)
+    model = GPT(GPTConfig(vocab_size=10, max_len=4, d_model=8, nhead=2, num_layers=1))
+    with pytest.raises(ValueError, match="T = 5 tokens, more than max_len = 4"):
+        model(torch.zeros(1, 5, dtype=torch.long))
+    with pytest.raises(TypeError, match="int64"):
+        model(torch.zeros(1, 3))
+    with pytest.raises(ValueError, match="targets must be"):
+        model.loss(torch.zeros(1, 3, dtype=torch.long), torch.zeros(1, 2, dtype=torch.long))
+    other = transformers.GPT2LMHeadModel(
+        gpt2_config(GPTConfig(vocab_size=10, max_len=4, d_model=8, nhead=2, num_layers=2))
+    )
+    with pytest.raises(ValueError, match="more than num_layers = 1"):
+        load_gpt2_weights(model, other)
+    wider = transformers.GPT2LMHeadModel(
+        gpt2_config(GPTConfig(vocab_size=12, max_len=4, d_model=8, nhead=2, num_layers=1))
+    )
+    with pytest.raises(ValueError, match=r"wte.weight must be \(10, 8\)"):
+        load_gpt2_weights(model, wider)
