@@ -118,3 +118,33 @@ def test_bad_configurations_and_inputs_are_named():
     )
     with pytest.raises(ValueError, match=r"wte.weight must be \(10, 8\)"):
         load_gpt2_weights(model, wider)
+
+
+def test_the_key_value_cache_gives_the_logits_of_reading_everything_again():
+    from course_utils.sampling import Sampling, generate
+
+    config = GPTConfig(vocab_size=30, max_len=24, d_model=16, nhead=4, num_layers=3)
+    torch.manual_seed(0)
+    model = GPT(config).double().eval()
+    ids = torch.randint(0, 30, (2, 14), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        whole = model(ids)
+        prompt_logits, cache = model.forward_cached(ids[:, :6])  # a prompt, then one at a time
+        steps = [prompt_logits]
+        for t in range(6, 14):
+            logits, cache = model.forward_cached(ids[:, t : t + 1], cache)
+            steps.append(logits)
+    assert torch.allclose(torch.cat(steps, dim=1), whole, atol=1e-12, rtol=0)
+    assert len(cache) == 3 and cache[0][0].shape == (2, 4, 14, 4)  # (B, h, t, d_k)
+    prompt = ids[:, :4]
+    for sampling in (Sampling(greedy=True), Sampling(temperature=0.8, top_k=10)):
+        again = generate(model, prompt, 12, sampling, torch.Generator().manual_seed(7))
+        cached = generate(model, prompt, 12, sampling, torch.Generator().manual_seed(7), True)
+        assert torch.equal(cached, again)
+    with pytest.raises(ValueError, match="exceed max_len = 24"):
+        model.forward_cached(torch.zeros(2, 1, dtype=torch.long), cache=[
+            (torch.zeros(2, 4, 24, 4), torch.zeros(2, 4, 24, 4))] * 3)  # fmt: skip
+    with pytest.raises(ValueError, match="cache must hold 3 layers"):
+        model.forward_cached(torch.zeros(2, 1, dtype=torch.long), cache=cache[:2])
+    with pytest.raises(TypeError, match="use_cache needs a model with forward_cached"):
+        generate(torch.nn.Identity(), prompt, 2, use_cache=True)

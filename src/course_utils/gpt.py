@@ -20,6 +20,7 @@ with W^Q, W^K, W^V stacked in one ``c_attn``) into :class:`GPT`, and
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -30,7 +31,10 @@ from torch import nn
 from course_utils.checks import check_int, check_token_ids
 from course_utils.transformer import EncoderLayer, LayerNorm, causal_mask
 
-__all__ = ["GPT", "GPTConfig", "gpt2_config", "load_gpt2_weights"]
+__all__ = ["GPT", "GPTConfig", "KVCache", "gpt2_config", "load_gpt2_weights"]
+
+#: Each layer's self-attention keys and values of the positions read so far, (B, h, t, d_k).
+KVCache = list[tuple[torch.Tensor, torch.Tensor]]
 
 #: GPT-2's name for each activation of :data:`course_utils.transformer.ACTIVATIONS`.
 _GPT2_ACTIVATIONS = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
@@ -138,6 +142,41 @@ class GPT(nn.Module):
             x = layer(x, mask)
         return self.lm_head(self.norm(x))  # (B, T, V)
 
+    def forward_cached(
+        self, ids: torch.Tensor, cache: KVCache | None = None
+    ) -> tuple[torch.Tensor, KVCache]:
+        """Logits (B, T, V) of ``ids`` (B, T), the tokens that follow the ``cache``'s positions,
+        and the cache extended by them.
+
+        The cache holds each layer's self-attention keys and values of every
+        position read so far, (B, h, t, d_k) each: a new position computes its own
+        key and value once and attends to the stored ones, instead of the whole
+        prefix being read again (11장's decoder cache, without cross-attention).
+        ``forward_cached(ids)`` with no cache reads a prompt; then one token at a
+        time. The logits equal :meth:`forward`'s on the whole sequence.
+        """
+        _, length = check_token_ids(ids, "ids", self.config.vocab_size)
+        past = 0 if cache is None else cache[0][0].shape[2]
+        if past + length > self.config.max_len:
+            raise ValueError(
+                f"{past} cached + {length} new positions exceed max_len = {self.config.max_len}"
+            )
+        if cache is not None and len(cache) != self.config.num_layers:
+            raise ValueError(f"cache must hold {self.config.num_layers} layers, got {len(cache)}")
+        positions = torch.arange(past, past + length, device=ids.device)
+        x = self.dropout(self.token_embedding(ids) + self.position_embedding(positions))
+        # new position i (at past + i) may not see new position j > i; every cached one it may
+        future = torch.ones(length, past + length, dtype=torch.bool, device=ids.device)
+        future = future.triu(past + 1)  # (T, past + T)
+        bias = torch.zeros(future.shape, dtype=x.dtype, device=x.device)
+        bias = bias.masked_fill(future, -math.inf)[None, None]  # (1, 1, T, past + T)
+        new_cache: KVCache = []
+        for i, layer in enumerate(self.blocks):
+            layer_past = None if cache is None else cache[i]
+            x, kept = _layer_with_cache(layer, x, layer_past, bias)
+            new_cache.append(kept)
+        return self.lm_head(self.norm(x)), new_cache
+
     def loss(self, ids: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> Any:
         """Mean cross-entropy of ``targets`` (B, T) under ``self(ids)``; ``ignore_index``
         marks positions left out of the mean (padding, or a prompt's tokens)."""
@@ -146,6 +185,31 @@ class GPT(nn.Module):
             got = tuple(targets.shape) if isinstance(targets, torch.Tensor) else targets
             raise ValueError(f"targets must be (B, T) = {tuple(ids.shape)} like ids, got {got}")
         return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=ignore_index)
+
+
+def _layer_with_cache(
+    layer: EncoderLayer,
+    x: torch.Tensor,
+    past: tuple[torch.Tensor, torch.Tensor] | None,
+    bias: torch.Tensor,
+) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    """One pre-norm layer on the new positions x (B, T, d_model), the past keys and values
+    of the earlier positions attended to from the cache → (B, T, d_model), extended cache."""
+    kept: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def self_attention(y: torch.Tensor) -> torch.Tensor:
+        nonlocal kept
+        key, value = layer.self_attn.project_key_value(y, y)  # (B, h, T, d_k) each
+        if past is not None:
+            key, value = torch.cat([past[0], key], dim=2), torch.cat([past[1], value], dim=2)
+        kept = (key, value)
+        out, _ = layer.self_attn.attend(y, key, value, bias)
+        return out
+
+    x = layer.residual(x, self_attention, layer.norm1, layer.dropout1)
+    x = layer.residual(x, layer.feed_forward, layer.norm2, layer.dropout2)
+    assert kept is not None  # set by self_attention above
+    return x, kept
 
 
 def gpt2_config(config: GPTConfig) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import torch
 
@@ -135,19 +135,31 @@ def generate(
     new_tokens: int,
     sampling: Sampling | None = None,
     generator: torch.Generator | None = None,
+    use_cache: bool = False,
 ) -> torch.Tensor:
     """``ids`` (B, T) followed by ``new_tokens`` tokens, each from ``model``'s logits at the
-    last position (the whole sequence read again each step: 13장's KV cache avoids that)."""
+    last position. Without the cache each step reads the whole sequence again; with it
+    (``use_cache``, a model with ``forward_cached`` such as :class:`course_utils.gpt.GPT`)
+    the prompt is read once and each step reads one new position."""
     check_tensor(ids, "ids", "B, T", kind="int64")
     check_int(new_tokens, "new_tokens", least=0)
+    if use_cache and not callable(getattr(model, "forward_cached", None)):
+        raise TypeError(f"use_cache needs a model with forward_cached, got {type(model).__name__}")
     sampling = Sampling(greedy=True) if sampling is None else sampling
     was_training = model.training
     model.eval()
+    cache = None
+    forward_cached: Any = getattr(model, "forward_cached", None)
     try:
+        reading = ids
         for _ in range(new_tokens):
-            logits = model(ids)[:, -1]  # (B, V): the next token's
-            token = next_token(logits, ids, sampling, generator)
+            if use_cache:
+                logits, cache = forward_cached(reading, cache)
+            else:
+                logits = model(ids)
+            token = next_token(logits[:, -1], ids, sampling, generator)  # (B,)
             ids = torch.cat([ids, token[:, None]], dim=1)
+            reading = token[:, None]  # with the cache, only the new token is read next
     finally:
         model.train(was_training)
     return ids
