@@ -148,3 +148,28 @@ def test_the_key_value_cache_gives_the_logits_of_reading_everything_again():
         model.forward_cached(torch.zeros(2, 1, dtype=torch.long), cache=cache[:2])
     with pytest.raises(TypeError, match="use_cache needs a model with forward_cached"):
         generate(torch.nn.Identity(), prompt, 2, use_cache=True)
+
+
+def test_fine_tuning_loss_is_the_mean_over_response_tokens_only():
+    from course_utils.gpt import completion_targets
+
+    config = GPTConfig(vocab_size=20, max_len=12, d_model=16, nhead=2, num_layers=1)
+    torch.manual_seed(0)
+    model = GPT(config).double()
+    ids = torch.randint(1, 20, (3, 9), generator=torch.Generator().manual_seed(6))
+    ids[2, 7:] = 0  # padding at the end of the third example
+    prompt_lengths = torch.tensor([3, 5, 2])
+    inputs, targets = completion_targets(ids, prompt_lengths, pad_id=0)
+    loss = model.loss(inputs, targets)
+    log_probs = model(ids[:, :-1]).log_softmax(-1)
+    by_hand = []  # -log p of each response token, counted one by one
+    for b in range(3):
+        for t in range(int(prompt_lengths[b]), 9):  # the response's tokens
+            if ids[b, t] != 0:
+                by_hand.append(-log_probs[b, t - 1, ids[b, t]])
+    assert len(by_hand) == 6 + 4 + 5
+    assert torch.allclose(loss, torch.stack(by_hand).mean(), atol=1e-12, rtol=0)
+    with pytest.raises(ValueError, match="each prompt length must be in 1"):
+        completion_targets(ids, torch.tensor([3, 9, 2]))
+    with pytest.raises(ValueError, match="prompt_lengths must be"):
+        completion_targets(ids, torch.tensor([3, 5]))

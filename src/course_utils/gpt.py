@@ -28,10 +28,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_utils.checks import check_int, check_token_ids
+from course_utils.checks import check_int, check_tensor, check_token_ids
 from course_utils.transformer import EncoderLayer, LayerNorm, causal_mask
 
-__all__ = ["GPT", "GPTConfig", "KVCache", "gpt2_config", "load_gpt2_weights"]
+__all__ = [
+    "GPT",
+    "GPTConfig",
+    "KVCache",
+    "completion_targets",
+    "gpt2_config",
+    "load_gpt2_weights",
+]
 
 #: Each layer's self-attention keys and values of the positions read so far, (B, h, t, d_k).
 KVCache = list[tuple[torch.Tensor, torch.Tensor]]
@@ -185,6 +192,36 @@ class GPT(nn.Module):
             got = tuple(targets.shape) if isinstance(targets, torch.Tensor) else targets
             raise ValueError(f"targets must be (B, T) = {tuple(ids.shape)} like ids, got {got}")
         return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=ignore_index)
+
+
+def completion_targets(
+    ids: torch.Tensor, prompt_lengths: torch.Tensor, pad_id: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs and targets for supervised fine-tuning on prompt + response sequences.
+
+    ``ids`` (B, T) holds each example's prompt then its response (then padding
+    ``pad_id``, if given); ``prompt_lengths`` (B,) says where each response starts.
+    The model reads ``ids[:, :-1]`` and predicts ``ids[:, 1:]``; a target that is a
+    prompt token or padding is set to −100, which :meth:`GPT.loss` leaves out of
+    the mean, so the loss is the mean over the response tokens only.
+    """
+    batch, length = check_tensor(ids, "ids", "B, T", kind="int64")
+    if length < 2:
+        raise ValueError(f"ids must hold at least 2 tokens per example, got T = {length}")
+    if not isinstance(prompt_lengths, torch.Tensor) or prompt_lengths.shape != (batch,):
+        got = tuple(prompt_lengths.shape) if isinstance(prompt_lengths, torch.Tensor) else None
+        raise ValueError(f"prompt_lengths must be (B,) = ({batch},), got {got}")
+    if bool(((prompt_lengths < 1) | (prompt_lengths >= length)).any()):
+        raise ValueError(
+            f"each prompt length must be in 1 … T − 1 = {length - 1} (a prompt, then at least "
+            f"one response token), got {prompt_lengths.tolist()}"
+        )
+    targets = ids[:, 1:].clone()
+    position = torch.arange(1, length, device=ids.device)  # the position each target sits at
+    targets[position[None, :] < prompt_lengths[:, None]] = -100  # prompt tokens
+    if pad_id is not None:
+        targets[ids[:, 1:] == pad_id] = -100
+    return ids[:, :-1], targets
 
 
 def _layer_with_cache(
