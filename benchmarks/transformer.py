@@ -52,14 +52,13 @@ from typing import Any
 import torch
 from torch import nn
 
+from course_utils.experiments.ch11_transformer import cache_mode, decode_steps
 from course_utils.seq2seq import PAD
 from course_utils.transformer import (
     EncoderLayer,
     MultiHeadAttention,
     TransformerSeq2Seq,
     TransformerSize,
-    cache_mode,
-    decode_steps,
     load_torch_weights,
 )
 

@@ -80,3 +80,16 @@ def test_every_exercise_master_uses_the_graders_format():
         text = master.read_text(encoding="utf-8")
         assert "ok_format: false" in text, master.name  # exception-based tests, run in the grader
         assert "init_cell: true" in text, master.name
+
+
+def test_every_benchmark_imports_and_has_a_main(monkeypatch):
+    """``make benchmarks`` runs them all; a renamed import must fail here, not there."""
+    import importlib.util
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # as when run as a script
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"benchmark_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert callable(getattr(module, "main", None)), path.name
