@@ -102,7 +102,7 @@ def test_bad_configurations_and_inputs_are_named():
     with pytest.raises(ValueError, match="dropout must be in"):
         GPTConfig(vocab_size=10, dropout=1.0)
     model = GPT(GPTConfig(vocab_size=10, max_len=4, d_model=8, nhead=2, num_layers=1))
-    with pytest.raises(ValueError, match="T = 5 tokens, more than max_len = 4"):
+    with pytest.raises(ValueError, match="0 earlier \\+ T = 5 positions exceed max_len = 4"):
         model(torch.zeros(1, 5, dtype=torch.long))
     with pytest.raises(TypeError, match="int64"):
         model(torch.zeros(1, 3))
@@ -141,7 +141,7 @@ def test_the_key_value_cache_gives_the_logits_of_reading_everything_again():
         again = generate(model, prompt, 12, sampling, torch.Generator().manual_seed(7))
         cached = generate(model, prompt, 12, sampling, torch.Generator().manual_seed(7), True)
         assert torch.equal(cached, again)
-    with pytest.raises(ValueError, match="exceed max_len = 24"):
+    with pytest.raises(ValueError, match="24 earlier \\+ T = 1 positions exceed max_len = 24"):
         model.forward_cached(torch.zeros(2, 1, dtype=torch.long), cache=[
             (torch.zeros(2, 4, 24, 4), torch.zeros(2, 4, 24, 4))] * 3)  # fmt: skip
     with pytest.raises(ValueError, match="cache must hold 3 layers"):

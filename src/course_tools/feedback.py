@@ -145,7 +145,6 @@ class CaseResult:
 
     name: str
     passed: bool
-    hidden: bool
     lines: list[str] = field(default_factory=list)
 
 
@@ -205,8 +204,9 @@ def _unanswered(names: list[str], env: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _run_case(test_func: Callable[..., None], env: Mapping[str, Any]) -> tuple[bool, list[str]]:
-    names = list(inspect.signature(test_func).parameters)
+def _run_case(
+    test_func: Callable[..., None], names: list[str], env: Mapping[str, Any]
+) -> tuple[bool, list[str]]:
     recorder = _Recorder()
     kwargs = {n: env if n == "env" else recorder.wrap(n, env[n]) for n in names}
     try:
@@ -286,14 +286,15 @@ def run_checks(question: str, test_file: Any, env: Mapping[str, Any]) -> CheckRe
     cases = []
     for case in test_file.test_cases:
         test_func = case.body.test_func
-        unanswered = _unanswered(list(inspect.signature(test_func).parameters), env)
+        names = list(inspect.signature(test_func).parameters)  # what the test reads
+        unanswered = _unanswered(names, env)
         if unanswered:  # the case's hint is about a wrong answer, not a missing one
-            cases.append(CaseResult(case.name, False, bool(case.hidden), [unanswered]))
+            cases.append(CaseResult(case.name, False, [unanswered]))
             continue
-        passed, why = _run_case(test_func, env)
+        passed, why = _run_case(test_func, names, env)
         message = case.success_message if passed else case.failure_message
         lines = ([message] if message else []) + why
         if not lines and not passed:
             lines = ["테스트를 통과하지 못했습니다."]
-        cases.append(CaseResult(case.name, passed, bool(case.hidden), lines))
+        cases.append(CaseResult(case.name, passed, lines))
     return CheckResult(question, cases)

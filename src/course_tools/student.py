@@ -261,23 +261,21 @@ class Grader:
         self._otter = otter.Notebook(path, tests_dir=tests)
 
     def _test_file(self, question: str) -> Any:
-        import os
-
         from otter.check.utils import resolve_test_info
         from otter.test_files import create_test_file
 
         if not isinstance(question, str) or not re.fullmatch(r"\w+", question):
             raise TypeError(f"question must be a name like 'q1', got {question!r}")
-        notebook = self._otter
-        path, name = resolve_test_info(
-            notebook._tests_dir, notebook._notebook, notebook._tests_url_prefix, question
-        )
         known = self.questions()
-        if question not in known or not os.path.isfile(path):
+        if question not in known:  # before otter, whose own error is in English
             raise ValueError(
                 f"연습 문제 {self.assignment}에 {question}이라는 문항이 없습니다. "
                 f"있는 문항: {', '.join(known)}"
             )
+        notebook = self._otter
+        path, name = resolve_test_info(
+            notebook._tests_dir, notebook._notebook, notebook._tests_url_prefix, question
+        )
         return create_test_file(path, notebook._nbmeta_config, test_name=name)
 
     def questions(self) -> list[str]:

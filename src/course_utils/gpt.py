@@ -134,17 +134,22 @@ class GPT(nn.Module):
             for projection in (layer.self_attn.out_proj, layer.linear2):
                 nn.init.normal_(projection.weight, 0.0, 0.02 / (2 * self.config.num_layers) ** 0.5)
 
+    def embed(self, ids: torch.Tensor, past: int = 0) -> torch.Tensor:
+        """Token + position embeddings (B, T, d_model) of ``ids`` (B, T) at positions
+        ``past`` … ``past`` + T − 1 (after ``past`` positions already read)."""
+        _, length = check_token_ids(ids, "ids", self.config.vocab_size)
+        if past + length > self.config.max_len:
+            raise ValueError(
+                f"{past} earlier + T = {length} positions exceed max_len = "
+                f"{self.config.max_len} (the model has one learned position vector per position)"
+            )
+        positions = torch.arange(past, past + length, device=ids.device)
+        return self.dropout(self.token_embedding(ids) + self.position_embedding(positions))
+
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """ids (B, T) int64, T ≤ ``max_len`` → logits (B, T, vocab_size)."""
-        _, length = check_token_ids(ids, "ids", self.config.vocab_size)
-        if length > self.config.max_len:
-            raise ValueError(
-                f"ids has T = {length} tokens, more than max_len = {self.config.max_len} "
-                "(the model has one learned position vector per position)"
-            )
-        positions = torch.arange(length, device=ids.device)
-        x = self.dropout(self.token_embedding(ids) + self.position_embedding(positions))
-        mask = causal_mask(length, ids.device)  # (T, T), True above the diagonal: the future
+        x = self.embed(ids)
+        mask = causal_mask(ids.shape[1], ids.device)  # (T, T), True above the diagonal: the future
         for layer in self.layers:
             x = layer(x, mask)
         return self.lm_head(self.norm(x))  # (B, T, V)
@@ -162,16 +167,11 @@ class GPT(nn.Module):
         ``forward_cached(ids)`` with no cache reads a prompt; then one token at a
         time. The logits equal :meth:`forward`'s on the whole sequence.
         """
-        _, length = check_token_ids(ids, "ids", self.config.vocab_size)
-        past = 0 if cache is None else cache[0][0].shape[2]
-        if past + length > self.config.max_len:
-            raise ValueError(
-                f"{past} cached + {length} new positions exceed max_len = {self.config.max_len}"
-            )
         if cache is not None and len(cache) != self.config.num_layers:
             raise ValueError(f"cache must hold {self.config.num_layers} layers, got {len(cache)}")
-        positions = torch.arange(past, past + length, device=ids.device)
-        x = self.dropout(self.token_embedding(ids) + self.position_embedding(positions))
+        past = 0 if cache is None else cache[0][0].shape[2]
+        x = self.embed(ids, past)
+        length = ids.shape[1]
         # new position i (at past + i) may not see new position j > i; every cached one it may
         future = torch.ones(length, past + length, dtype=torch.bool, device=ids.device)
         future = future.triu(past + 1)  # (T, past + T)
