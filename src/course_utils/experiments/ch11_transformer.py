@@ -484,12 +484,14 @@ def attention_vs_lstm_cost(
 
     Self-attention does n²·d work for the scores but all positions at once; the
     LSTM does n·d² work one position after another. Short sequences are timed
-    over several calls per repeat, so that each timing lasts long enough to trust.
+    over several calls per repeat, so that each timing lasts long enough to trust;
+    both layers run once untimed first (the first calls allocate), and the two
+    alternate which goes first from one repeat to the next.
     """
     seed_everything(seed)
     attention_layer = MultiHeadAttention(d_model, nhead, batch_first=True)
     lstm = nn.LSTM(d_model, d_model, batch_first=True)
-    rows = []
+    rows: list[CostRow] = []
     for n in lengths:
         x = torch.randn(1, n, d_model, requires_grad=True)
         calls = max(1, 512 // n)
@@ -501,8 +503,12 @@ def attention_vs_lstm_cost(
             return lstm(x)[0]
 
         seconds: dict[str, list[float]] = {"attention": [], "lstm": []}
-        for _ in range(repeats):
-            for name, fn in (("attention", run_attention), ("lstm", run_lstm)):
+        layers = [("attention", run_attention), ("lstm", run_lstm)]
+        if not rows:  # warm-up, untimed
+            for _, fn in layers:
+                fn().sum().backward()
+        for repeat in range(repeats):
+            for name, fn in layers if repeat % 2 == 0 else layers[::-1]:
                 start = time.perf_counter()
                 for _ in range(calls):
                     fn().sum().backward()
