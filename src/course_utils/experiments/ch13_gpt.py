@@ -1,0 +1,293 @@
+"""13장's pretraining experiments: a character-level GPT on 5·6·8장's Korean text.
+
+The text is :func:`~course_utils.datasets.korean_char_split`'s: the
+constitution and the National Assembly bills, four lines of five for training
+and the fifth held out, exactly as 5장's n-grams and 6/8장's recurrent models
+read it, with 6장's character vocabulary (a held-out character never seen in
+training is ``<unk>`` for every model). :func:`pretrain_char_gpt` trains
+:class:`~course_utils.gpt.GPT` on random windows of the training stream;
+:func:`stream_perplexity` scores the held-out stream the way the other
+chapters do, every character predicted from the ones before it.
+
+A result is kept by recipe (:func:`course_utils.runs.cached`), and
+:func:`start_gpt_pretraining` trains several sizes in worker processes while
+the chapter goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from course_utils import runs
+from course_utils.checks import check_int
+from course_utils.datasets import korean_char_split
+from course_utils.gpt import GPT, GPTConfig
+from course_utils.vocab import Vocab
+
+__all__ = [
+    "SIZE_SWEEP",
+    "CharText",
+    "GPTPretrainConfig",
+    "PretrainedGPT",
+    "korean_char_text",
+    "pretrain_char_gpt",
+    "sample_windows",
+    "start_gpt_pretraining",
+    "stream_perplexity",
+]
+
+
+@dataclass(frozen=True)
+class GPTPretrainConfig:
+    """One pretraining run: the model's size and the training budget."""
+
+    d_model: int = 96
+    num_layers: int = 2
+    nhead: int = 4
+    context: int = 16  # characters per training window: the model's max_len
+    batch_size: int = 64  # windows per step: batch_size · context characters
+    steps: int = 600
+    learning_rate: float = 3e-3  # AdamW's peak after the warm-up, then linear to 0
+    warmup_steps: int = 60
+    weight_decay: float = 0.1  # on matrices and embeddings (GPT-2, nanoGPT)
+    clip_norm: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("d_model", "num_layers", "nhead", "batch_size", "steps"):
+            check_int(getattr(self, name), name)
+        check_int(self.context, "context", 2)
+        check_int(self.warmup_steps, "warmup_steps", 0)
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+
+    def gpt_config(self, vocab_size: int) -> GPTConfig:
+        """The :class:`~course_utils.gpt.GPTConfig` of this size (no dropout)."""
+        return GPTConfig(vocab_size=vocab_size, max_len=self.context, d_model=self.d_model,
+                         nhead=self.nhead, num_layers=self.num_layers)  # fmt: skip
+
+
+#: The size sweep: the same budget (steps, batch, context) for three widths.
+SIZE_SWEEP: tuple[GPTPretrainConfig, ...] = (
+    GPTPretrainConfig(d_model=32, nhead=2),
+    GPTPretrainConfig(d_model=64),
+    GPTPretrainConfig(),
+)
+
+
+@dataclass(frozen=True)
+class CharText:
+    """The training and held-out character streams as ids of 6장's vocabulary."""
+
+    vocab: Vocab
+    train: torch.Tensor  # (N_train,) int64
+    held_out: torch.Tensor  # (N_held_out,) int64, unseen characters as <unk>
+    unknown: int  # held-out characters that are <unk>
+
+
+def korean_char_text() -> CharText:
+    """:func:`~course_utils.datasets.korean_char_split` encoded with 6장's ``char_vocab``."""
+    from course_utils.experiments.ch06_rnn import char_vocab
+
+    train_chars, held_out_chars = korean_char_split()
+    vocab = char_vocab(train_chars)
+    held = torch.tensor(vocab.encode(held_out_chars))
+    return CharText(vocab, torch.tensor(vocab.encode(train_chars)), held,
+                    int((held == vocab.unk_id).sum()))  # fmt: skip
+
+
+def sample_windows(
+    stream: torch.Tensor, count: int, length: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``count`` windows at random offsets of ``stream``: inputs (count, length) and the
+    targets (count, length), each window shifted by one character."""
+    check_int(count, "count")
+    check_int(length, "length")
+    if stream.dim() != 1 or stream.numel() < length + 1:
+        raise ValueError(
+            f"stream must be 1-D with at least length + 1 = {length + 1} tokens, "
+            f"got shape {tuple(stream.shape)}"
+        )
+    starts = torch.randint(0, stream.numel() - length, (count,), generator=generator)
+    index = starts[:, None] + torch.arange(length + 1)  # (count, length + 1)
+    windows = stream[index]
+    return windows[:, :-1], windows[:, 1:]
+
+
+@torch.no_grad()
+def stream_perplexity(
+    model: GPT, stream: torch.Tensor, first: int, batch_size: int = 512
+) -> tuple[float, int]:
+    """Perplexity of ``stream`` (N,) under ``model``, and N: every token predicted once.
+
+    The model reads at most ``max_len`` tokens, so the stream is cut into
+    windows that overlap by half: the first window scores all its positions,
+    each later one only the positions not scored before, so every token after
+    the first few is predicted from at least ``max_len // 2`` tokens before
+    it. ``first`` is the token read before the stream's first token (the line
+    break that ended the line before it), so the first token is predicted too,
+    as an n-gram predicts it.
+    """
+    if stream.dim() != 1 or stream.numel() == 0:
+        raise ValueError(f"stream must be a non-empty 1-D tensor, got shape {tuple(stream.shape)}")
+    length, total = model.config.max_len, stream.numel()
+    inputs = torch.cat([torch.tensor([first]), stream[:-1]])  # (N,): token t is read before t
+    if total <= length:
+        starts, new_from = [0], [0]
+        length = total
+    else:
+        step = length // 2 or 1
+        starts = list(range(0, total - length + 1, step))
+        if starts[-1] + length < total:
+            starts.append(total - length)
+        # window i predicts positions [starts[i], starts[i] + length); the first new one:
+        new_from = [0] + [prev + length - s for prev, s in itertools.pairwise(starts)]
+    model.eval()
+    nll = 0.0
+    offsets = torch.arange(length)
+    for b in range(0, len(starts), batch_size):
+        s = torch.tensor(starts[b : b + batch_size])
+        index = s[:, None] + offsets  # (W, length)
+        log_probs = F.log_softmax(model(inputs[index]), dim=-1)  # (W, length, V)
+        picked = log_probs.gather(-1, stream[index][..., None])[..., 0]  # (W, length)
+        keep = offsets[None, :] >= torch.tensor(new_from[b : b + batch_size])[:, None]
+        nll -= float(picked[keep].sum())
+    return math.exp(nll / total), total
+
+
+@dataclass
+class PretrainedGPT:
+    """A pretrained character GPT, its training record and its held-out perplexity."""
+
+    config: GPTPretrainConfig
+    model: GPT
+    text: CharText
+    losses: list[float]  # mean training loss of each tenth of the steps
+    seconds: float  # training time (where it was trained)
+    perplexity: float  # held-out, every character predicted (stream_perplexity)
+    cached: bool
+
+    @property
+    def parameters(self) -> int:
+        """Every parameter (the tied embedding counted once)."""
+        return sum(p.numel() for p in self.model.parameters())
+
+    @property
+    def tokens_seen(self) -> int:
+        """Characters read in training: steps · batch_size · context."""
+        c = self.config
+        return c.steps * c.batch_size * c.context
+
+
+def _train(config: GPTPretrainConfig, text: CharText, show_progress: bool) -> dict[str, Any]:
+    from course_utils.device import seed_everything
+    from course_utils.train import adamw_with_warmup, fit
+
+    seed_everything(config.seed)
+    model = GPT(config.gpt_config(len(text.vocab)))
+    chunks = 10  # the loss is recorded once per tenth of the steps
+    per_chunk = max(1, config.steps // chunks)
+    total = per_chunk * chunks
+    optimizer, schedule = adamw_with_warmup(
+        model, config.learning_rate, config.weight_decay, total, config.warmup_steps
+    )
+    generator = torch.Generator().manual_seed(config.seed)
+
+    def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for _ in range(per_chunk):
+            yield sample_windows(text.train, config.batch_size, config.context, generator)
+
+    def loss_fn(m: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        assert isinstance(m, GPT)
+        return m.loss(*batch)
+
+    start = time.perf_counter()
+    history = fit(model, batches, loss_fn, optimizer, chunks, clip_norm=config.clip_norm,
+                  device="cpu", seed=None, show_progress=show_progress,
+                  scheduler=schedule)  # fmt: skip
+    return {"state": model.state_dict(), "losses": history.train_loss,
+            "seconds": time.perf_counter() - start}  # fmt: skip
+
+
+#: Models already trained or loaded in this process, by recipe.
+_LOADED: dict[GPTPretrainConfig, PretrainedGPT] = {}
+
+
+def pretrain_char_gpt(
+    config: GPTPretrainConfig | None = None, show_progress: bool = True
+) -> PretrainedGPT:
+    """Pretrain a character GPT on the training stream (next-character cross-entropy),
+    on the CPU with the chapter's thread count; cached by recipe.
+
+    Every step reads ``batch_size`` windows of ``context`` characters at random
+    offsets; AdamW (weight decay on matrices and embeddings) with a linear
+    warm-up and a linear decay to 0; gradient norm clipped at ``clip_norm``.
+    """
+    config = GPTPretrainConfig() if config is None else config
+    if not isinstance(config, GPTPretrainConfig):
+        raise TypeError(f"config must be a GPTPretrainConfig, got {type(config).__name__}")
+    runs.wait_for(("gpt-pretrain", config))
+    if config in _LOADED:
+        return _LOADED[config]
+    text = korean_char_text()
+    saved, cached = runs.cached(
+        "gpt-pretrain", asdict(config), lambda: _train(config, text, show_progress)
+    )
+    model = GPT(config.gpt_config(len(text.vocab)))
+    model.load_state_dict(saved["state"])
+    model.eval()
+    perplexity, _ = stream_perplexity(model, text.held_out, text.vocab["\n"])
+    _LOADED[config] = PretrainedGPT(config, model, text, list(saved["losses"]),
+                                    float(saved["seconds"]), perplexity, cached)  # fmt: skip
+    return _LOADED[config]
+
+
+def _pretrain_job(configs: Sequence[GPTPretrainConfig]) -> None:
+    for config in configs:
+        pretrain_char_gpt(config, show_progress=False)
+
+
+def start_gpt_pretraining(
+    groups: Sequence[Sequence[GPTPretrainConfig]] = ((SIZE_SWEEP[-1],), SIZE_SWEEP[:-1]),
+) -> bool:
+    """Pretrain each group of configurations, in order, in its own worker process.
+
+    The chapter goes on meanwhile; :func:`pretrain_char_gpt` waits for the
+    group that trains its configuration and then loads the result from the
+    cache. Nothing starts on a GPU, on one core, with the cache off or when
+    every configuration is cached. Returns whether anything was started.
+    """
+
+    def missing(config: GPTPretrainConfig) -> bool:
+        path = runs.cache_path("gpt-pretrain", asdict(config))
+        return path is not None and not path.is_file()
+
+    todo = [[c for c in group if missing(c)] for group in groups]
+    todo = [group for group in todo if group]
+    if not todo or runs.background_workers() < 2:
+        return False
+    jobs = runs.Jobs([(_pretrain_job, (tuple(group),)) for group in todo], least=1)
+    if not jobs.in_background:
+        return False
+
+    def waiting(i: int) -> Callable[[], Any]:
+        return lambda: jobs.results([i])
+
+    for i, group in enumerate(todo):
+        for config in group:
+            runs.will_produce(("gpt-pretrain", config), waiting(i))
+    return True
+
+
+def with_steps(config: GPTPretrainConfig, steps: int) -> GPTPretrainConfig:
+    """``config`` with another step count and a warm-up of a tenth of it."""
+    check_int(steps, "steps")
+    return replace(config, steps=steps, warmup_steps=max(1, steps // 10))
