@@ -60,6 +60,8 @@ def test_every_toc_chapter_was_built(built_site):
         "notebooks/ch11_transformer",
         "book/ch12_bert",
         "notebooks/ch12_bert",
+        "book/ch13_gpt",
+        "notebooks/ch13_gpt",
         "book/glossary",
         "book/bibliography",
     ]:
@@ -95,7 +97,7 @@ def test_chapters_show_executed_outputs_and_figures(built_site):
     for chapter in ["ch01_nlp_and_sequences", "ch02_tokenization", "ch03_word_representations",
                     "ch04_word2vec", "ch05_language_models", "ch06_rnn", "ch07_bptt",
                     "ch08_lstm_gru", "ch09_seq2seq", "ch10_attention", "ch11_transformer",
-                    "ch12_bert"]:  # fmt: skip
+                    "ch12_bert", "ch13_gpt"]:  # fmt: skip
         raw = (built_site / "book" / f"{chapter}.html").read_text(encoding="utf-8")
         assert raw.count("cell_output") >= 5, chapter
         assert re.search(r'<img[^>]+src="../_images/[^"]+\.png"', raw), f"no figure in {chapter}"
@@ -120,7 +122,7 @@ def test_every_chapter_and_exercise_page_offers_its_notebook(built_site):
     import nbformat
 
     pages = sorted(built_site.glob("book/ch*.html")) + sorted(built_site.glob("notebooks/ch*.html"))
-    assert len(pages) == 24
+    assert len(pages) == 26
     for page in pages:
         name = page.stem + ".ipynb"
         raw = page.read_text(encoding="utf-8")

@@ -27,6 +27,7 @@ def test_there_are_exercises_for_every_finished_chapter():
         "ch10_attention",
         "ch11_transformer",
         "ch12_bert",
+        "ch13_gpt",
     ]
 
 

@@ -46,14 +46,14 @@ def _plain(fragment: str) -> str:
 def test_every_chapter_title_is_there_numbered_as_on_the_site(book):
     _, pages = book
     everything = _flat("".join(pages))
-    assert len(CHAPTERS) == 12
+    assert len(CHAPTERS) == 13
     for page in CHAPTERS:
         raw = page.read_text(encoding="utf-8")
         heading = re.search(r'<h1><span class="section-number">(.*?)</h1>', raw, re.S).group(1)
         title = _plain(heading).rstrip("#")
         assert re.match(r"\d+\.\s", title), title  # "1. 자연어와 시퀀스 데이터"
         assert _flat(title) in everything, title
-    for part in ["용어집", "참고 문헌", "연습 문제 12: BERT"]:
+    for part in ["용어집", "참고 문헌", "연습 문제 12: BERT", "연습 문제 13: GPT"]:
         assert _flat(part) in everything, part
     assert "Vaswani" in everything and "Sennrich" in everything  # bibliography entries
 

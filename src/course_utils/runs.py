@@ -70,25 +70,27 @@ def _package_digest() -> bytes:
     return digest.digest()
 
 
-def recipe_key(kind: str, recipe: object) -> str:
+def recipe_key(kind: str, recipe: object, any_threads: bool = False) -> str:
     """What decides a result: the package's code, torch, the threads, the device, the recipe.
 
     ``recipe`` is anything whose ``repr`` names everything else the result
-    depends on (frozen dataclasses of settings, a digest of the data).
+    depends on (frozen dataclasses of settings, a digest of the data). With
+    ``any_threads`` the thread count is left out: a record of what a chapter
+    computed, read back by a later chapter that runs on another thread count.
     """
     from course_utils.device import get_device
 
+    threads = "any" if any_threads else torch.get_num_threads()
     digest = hashlib.sha256(_package_digest())
-    digest.update(
-        f"{torch.__version__}|{torch.get_num_threads()}|{get_device().type}|{kind}|{recipe!r}".encode()
-    )
+    digest.update(f"{torch.__version__}|{threads}|{get_device().type}|{kind}|{recipe!r}".encode())
     return digest.hexdigest()[:24]
 
 
-def cache_path(kind: str, recipe: object) -> Path | None:
+def cache_path(kind: str, recipe: object, any_threads: bool = False) -> Path | None:
     """The file that keeps ``kind``'s result for ``recipe``; None when the cache is off."""
     folder = cache_folder()
-    return None if folder is None else folder / f"{kind}-{recipe_key(kind, recipe)}.pt"
+    key = recipe_key(kind, recipe, any_threads)
+    return None if folder is None else folder / f"{kind}-{key}.pt"
 
 
 def load_result(path: Path | None, map_location: str | torch.device = "cpu") -> Any:
@@ -250,6 +252,12 @@ class Jobs:
     def in_background(self) -> bool:
         """Whether worker processes run the jobs."""
         return self._pool is not None
+
+    def finished(self, index: int) -> bool:
+        """Whether job ``index`` has ended (a job that runs here ends when its result is asked)."""
+        if index in self._futures:
+            return self._futures[index].done()
+        return index in self._results
 
     def results(self, indices: Sequence[int], desc: str | None = None) -> list[Any]:
         """The results of the jobs at ``indices``, in that order (a progress bar while waiting)."""

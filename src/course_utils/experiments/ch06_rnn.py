@@ -10,15 +10,19 @@ is tanh).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from course_utils import runs
 from course_utils.checks import check_int
 from course_utils.datasets import (
     load_kobill,
@@ -59,6 +63,7 @@ __all__ = [
     "StateNorms",
     "TemperatureSamples",
     "char_lm_config",
+    "char_lm_summary",
     "char_vocab",
     "encode_lines",
     "restore_spacing",
@@ -172,7 +177,7 @@ def train_char_lm(
         show_progress=show_progress,
     )
     seconds = time.perf_counter() - start
-    return CharLMResult(
+    result = CharLMResult(
         config=config,
         vocab=vocab,
         model=model,
@@ -181,6 +186,32 @@ def train_char_lm(
         seconds=seconds,
         parameters=sum(p.numel() for p in model.parameters()),
     )
+    summary = {"perplexity": result.perplexity, "parameters": result.parameters,
+               "seconds": seconds}  # fmt: skip
+    runs.save_result(_summary_path(train_chars, held_out_chars, config, type(layer).__name__),
+                     summary)  # fmt: skip
+    return result
+
+
+def _summary_path(
+    train_chars: Sequence[str], held_out_chars: Sequence[str], config: CharLMConfig, layer: str
+) -> Path | None:
+    text = hashlib.sha256("".join(train_chars).encode() + b"\0" + "".join(held_out_chars).encode())
+    recipe = (text.hexdigest(), dataclasses.asdict(config), layer)
+    return runs.cache_path("char-lm-summary", recipe, any_threads=True)
+
+
+def char_lm_summary(
+    train_chars: Sequence[str], held_out_chars: Sequence[str], config: CharLMConfig, layer: str
+) -> dict[str, float] | None:
+    """What :func:`train_char_lm` recorded for this text, configuration and recurrent layer
+    (its class name: ``"RNN"`` for 6장's, ``"LSTM"``, ``"GRU"`` for torch's): the held-out
+    perplexity, the parameters and the training seconds, on whatever thread count it ran;
+    None when it has not run (or the cache is off). 13장 compares its GPT with them without
+    training them again.
+    """
+    saved = runs.load_result(_summary_path(train_chars, held_out_chars, config, layer))
+    return None if saved is None else dict(saved)
 
 
 def source_lines() -> list[tuple[str, int]]:

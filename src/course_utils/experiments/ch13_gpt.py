@@ -33,15 +33,27 @@ from course_utils.gpt import GPT, GPTConfig
 from course_utils.vocab import Vocab
 
 __all__ = [
+    "LARGE_SWEEP",
     "SIZE_SWEEP",
     "CharText",
     "GPTPretrainConfig",
+    "GenerationTiming",
+    "ModelRow",
     "PretrainedGPT",
+    "TokenizerRow",
+    "compare_korean_tokenizers",
+    "continue_text",
+    "distinct_share",
+    "earlier_models",
     "korean_char_text",
     "pretrain_char_gpt",
+    "pretrain_group",
+    "processor_gaps",
     "sample_windows",
+    "size_sweep",
     "start_gpt_pretraining",
     "stream_perplexity",
+    "time_generation",
 ]
 
 
@@ -75,12 +87,31 @@ class GPTPretrainConfig:
                          nhead=self.nhead, num_layers=self.num_layers)  # fmt: skip
 
 
-#: The size sweep: the same budget (steps, batch, context) for three widths.
+#: The size sweep: the same budget (steps, batch, context) for three widths; the last is
+#: the chapter's model.
 SIZE_SWEEP: tuple[GPTPretrainConfig, ...] = (
     GPTPretrainConfig(d_model=32, nhead=2),
     GPTPretrainConfig(d_model=64),
     GPTPretrainConfig(),
 )
+
+#: ``COURSE_RUN=large`` (a GPU): four layers, longer windows, ten times the steps.
+LARGE_SWEEP: tuple[GPTPretrainConfig, ...] = tuple(
+    GPTPretrainConfig(d_model=d, nhead=h, num_layers=4, context=64, steps=6000, warmup_steps=600)
+    for d, h in ((64, 4), (128, 4), (256, 8))
+)
+
+
+def size_sweep(size: str | None = None) -> tuple[GPTPretrainConfig, ...]:
+    """The sweep of a run size (default :func:`course_utils.device.run_size`); its last
+    configuration is the chapter's model."""
+    from course_utils.device import run_size
+
+    size = run_size() if size is None else size
+    sweeps = {"small": SIZE_SWEEP, "large": LARGE_SWEEP}
+    if size not in sweeps:
+        raise ValueError(f"size must be one of {', '.join(sweeps)}, got {size!r}")
+    return sweeps[size]
 
 
 @dataclass(frozen=True)
@@ -250,7 +281,7 @@ def pretrain_char_gpt(
     return _LOADED[config]
 
 
-def _pretrain_job(configs: Sequence[GPTPretrainConfig]) -> None:
+def pretrain_group(configs: Sequence[GPTPretrainConfig]) -> None:
     for config in configs:
         pretrain_char_gpt(config, show_progress=False)
 
@@ -274,7 +305,7 @@ def start_gpt_pretraining(
     todo = [group for group in todo if group]
     if not todo or runs.background_workers() < 2:
         return False
-    jobs = runs.Jobs([(_pretrain_job, (tuple(group),)) for group in todo], least=1)
+    jobs = runs.Jobs([(pretrain_group, (tuple(group),)) for group in todo], least=1)
     if not jobs.in_background:
         return False
 
@@ -291,3 +322,232 @@ def with_steps(config: GPTPretrainConfig, steps: int) -> GPTPretrainConfig:
     """``config`` with another step count and a warm-up of a tenth of it."""
     check_int(steps, "steps")
     return replace(config, steps=steps, warmup_steps=max(1, steps // 10))
+
+
+# ---------------------------------------------------------------------------
+# Tokens for Korean: syllables, SentencePiece and GPT-2's byte-level BPE
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenizerRow:
+    """One tokenizer, trained on the training lines and measured on the held-out ones."""
+
+    name: str
+    vocab_size: int
+    tokens_per_line: float  # held-out lines, mean
+    unknown: int  # held-out tokens that are the unknown token (byte-level BPE: none, by design)
+    base_symbols: int  # what every text is spelled with before any merge
+
+
+@dataclass
+class TokenizerComparison:
+    """:func:`compare_korean_tokenizers`' table and what it checked."""
+
+    rows: dict[str, TokenizerRow]
+    held_out_lines: int
+    agreeing: int  # held-out lines whose byte-level BPE tokens equal ``tokenizers``'
+    byte_bpe: Any  # the trained :class:`~course_utils.byte_bpe.ByteLevelBPE`
+
+
+def compare_korean_tokenizers(vocab_size: int = 1000) -> TokenizerComparison:
+    """Syllables (this chapter's GPT), 2장's SentencePiece BPE and GPT-2's byte-level BPE.
+
+    All are trained on :func:`~course_utils.datasets.korean_char_split`'s training
+    lines (the byte-level BPE with ``tokenizers``, then read by
+    :class:`~course_utils.byte_bpe.ByteLevelBPE`; SentencePiece at the same
+    ``vocab_size``) and measured on its held-out lines.
+    """
+    import tokenizers
+
+    from course_utils.bpe import train_sentencepiece
+    from course_utils.byte_bpe import ByteLevelBPE
+    from course_utils.datasets import korean_corpus_lines, split_lines
+
+    check_int(vocab_size, "vocab_size", 300)
+    train, held_out = split_lines(korean_corpus_lines(), 0.2)
+    rows: dict[str, TokenizerRow] = {}
+    seen = set("".join(train))
+    rows["syllables"] = TokenizerRow(
+        "syllables", len(seen) + 1,  # + <unk>
+        sum(map(len, held_out)) / len(held_out),
+        sum(c not in seen for line in held_out for c in line), len(seen) + 1,
+    )  # fmt: skip
+    processor = train_sentencepiece(train, "bpe", vocab_size)
+    pieces = [processor.encode(line) for line in held_out]
+    entries = [processor.id_to_piece(i).lstrip("▁") for i in range(processor.get_piece_size())]
+    alphabet = len({piece for piece in entries if len(piece) == 1})  # characters with a piece
+    rows["sentencepiece"] = TokenizerRow(
+        "sentencepiece", processor.get_piece_size(),
+        sum(map(len, pieces)) / len(held_out),
+        sum(p == processor.unk_id() for line in pieces for p in line), alphabet,
+    )  # fmt: skip
+    reference = tokenizers.ByteLevelBPETokenizer()
+    reference.train_from_iterator(train, vocab_size=vocab_size, min_frequency=2,
+                                  show_progress=False)  # fmt: skip
+    ours = ByteLevelBPE.from_tokenizers(reference)
+    encoded = [ours.encode(line) for line in held_out]
+    agreeing = sum(ids == reference.encode(line).ids for ids, line in zip(encoded, held_out,
+                                                                          strict=True))  # fmt: skip
+    rows["byte_bpe"] = TokenizerRow("byte_bpe", len(ours.vocab),
+                                    sum(map(len, encoded)) / len(held_out), 0, 256)  # fmt: skip
+    return TokenizerComparison(rows, len(held_out), agreeing, ours)
+
+
+# ---------------------------------------------------------------------------
+# The GPT beside 5장's n-grams and 6/8장's recurrent models
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One language model on the held-out stream."""
+
+    name: str
+    chapter: int
+    parameters: int | None  # None: an n-gram (counts, not parameters)
+    seconds: float | None  # training time where it was trained
+    perplexity: float
+
+
+def earlier_models(orders: Sequence[int] = (3, 4)) -> list[ModelRow]:
+    """5장's Kneser–Ney n-grams and the recurrent models of 6장 (RNN) and 8장 (LSTM, GRU),
+    on the same split; a recurrent model that its chapter trained in this cache is read
+    back (:func:`~course_utils.experiments.ch06_rnn.char_lm_summary`), else trained here."""
+    import functools
+
+    from torch import nn
+
+    from course_utils.experiments.ch06_rnn import char_lm_config, char_lm_summary, train_char_lm
+    from course_utils.experiments.ch08_lstm_gru import char_lm_comparison_config
+    from course_utils.ngram import NGramLM
+
+    train_chars, held_out_chars = korean_char_split()
+    rows = [
+        ModelRow(f"KN {n}-gram", 5, None, None, NGramLM(train_chars, n).perplexity(held_out_chars))
+        for n in orders
+    ]
+    recurrent: list[tuple[str, int, Any, str, Any]] = [
+        ("RNN", 6, char_lm_config(), "RNN", None),
+        ("LSTM", 8, char_lm_comparison_config(), "LSTM", nn.LSTM),
+        ("GRU", 8, char_lm_comparison_config(), "GRU", nn.GRU),
+    ]
+    for name, chapter, config, layer, torch_layer in recurrent:
+        summary = char_lm_summary(train_chars, held_out_chars, config, layer)
+        if summary is None:
+            make = None if torch_layer is None else functools.partial(torch_layer, batch_first=True)
+            result = train_char_lm(train_chars, held_out_chars, config, "cpu", False, make)
+            summary = {"perplexity": result.perplexity, "parameters": result.parameters,
+                       "seconds": result.seconds}  # fmt: skip
+        rows.append(ModelRow(name, chapter, int(summary["parameters"]), float(summary["seconds"]),
+                             float(summary["perplexity"])))  # fmt: skip
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Generating: the decoding rules against transformers', samples, and the KV cache's speed
+# ---------------------------------------------------------------------------
+
+
+def processor_gaps(vocab_size: int = 50, seed: int = 0) -> dict[str, float]:
+    """The largest difference between each of :mod:`course_utils.sampling`'s rules and the
+    ``transformers`` logits processor of the same name, on the same random logits (B = 4)
+    and previous tokens; a token both remove (−∞) counts as equal."""
+    from transformers import (
+        RepetitionPenaltyLogitsProcessor,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    from course_utils.sampling import (
+        apply_repetition_penalty,
+        apply_temperature,
+        keep_top_k,
+        keep_top_p,
+    )
+
+    generator = torch.Generator().manual_seed(seed)
+    logits = torch.randn(4, vocab_size, generator=generator) * 3  # (B, V)
+    previous = torch.randint(0, vocab_size, (4, 12), generator=generator)  # (B, t)
+    pairs = {
+        "temperature": (apply_temperature(logits, 0.7), TemperatureLogitsWarper(0.7)),
+        "top_k": (keep_top_k(logits, 10), TopKLogitsWarper(10)),
+        "top_p": (keep_top_p(logits, 0.9), TopPLogitsWarper(0.9)),
+        "repetition_penalty": (apply_repetition_penalty(logits, previous, 1.3),
+                               RepetitionPenaltyLogitsProcessor(1.3)),
+    }  # fmt: skip
+    gaps = {}
+    for name, (ours, processor) in pairs.items():
+        theirs = processor(previous, logits.clone())
+        same_removed = torch.equal(torch.isinf(ours), torch.isinf(theirs))
+        kept = ~torch.isinf(ours)
+        gaps[name] = float((ours[kept] - theirs[kept]).abs().max()) if same_removed else math.inf
+    return gaps
+
+
+def distinct_share(text: str, n: int = 4) -> float:
+    """The share of distinct character n-grams among all of ``text``'s: 1 when nothing
+    repeats, low when generation loops."""
+    check_int(n, "n")
+    grams = [text[i : i + n] for i in range(len(text) - n + 1)]
+    if not grams:
+        raise ValueError(f"text must be at least n = {n} characters long, got {len(text)}")
+    return len(set(grams)) / len(grams)
+
+
+def continue_text(
+    model: GPT, vocab: Vocab, prompt: str, new_tokens: int, sampling: Any = None, seed: int = 0
+) -> str:
+    """``prompt`` continued by ``new_tokens`` characters (greedy by default), with the KV cache;
+    the model reads at most its ``max_len`` characters, so a long continuation reads the last
+    ones only (a sliding window)."""
+    from course_utils.sampling import Sampling, next_token
+
+    sampling = Sampling(greedy=True) if sampling is None else sampling
+    ids = torch.tensor([vocab.encode(list(prompt))])
+    generator = torch.Generator().manual_seed(seed)
+    model.eval()
+    with torch.no_grad():
+        for _ in range(new_tokens):
+            window = ids[:, -model.config.max_len :]
+            token = next_token(model(window)[:, -1], ids, sampling, generator)
+            ids = torch.cat([ids, token[:, None]], dim=1)
+    return "".join(vocab.decode(ids[0].tolist()))
+
+
+@dataclass(frozen=True)
+class GenerationTiming:
+    """Greedy generation of ``new_tokens`` tokens without and with the KV cache (medians)."""
+
+    new_tokens: int
+    without_cache: float
+    with_cache: float
+    identical: bool
+
+    @property
+    def speedup(self) -> float:
+        return self.without_cache / self.with_cache
+
+
+def time_generation(
+    model: GPT, prompt: torch.Tensor, new_tokens: int, repeats: int = 3
+) -> GenerationTiming:
+    """:func:`course_utils.sampling.generate` both ways, interleaved and repeated; medians."""
+    import statistics
+
+    from course_utils.sampling import generate
+
+    check_int(repeats, "repeats")
+    times: dict[bool, list[float]] = {False: [], True: []}
+    outputs: dict[bool, torch.Tensor] = {}
+    generate(model, prompt, 2, use_cache=True)  # a first, untimed call for each
+    generate(model, prompt, 2, use_cache=False)
+    for repeat in range(repeats):
+        for use_cache in (False, True) if repeat % 2 == 0 else (True, False):
+            start = time.perf_counter()
+            outputs[use_cache] = generate(model, prompt, new_tokens, use_cache=use_cache)
+            times[use_cache].append(time.perf_counter() - start)
+    return GenerationTiming(new_tokens, statistics.median(times[False]),
+                            statistics.median(times[True]),
+                            bool(torch.equal(outputs[False], outputs[True])))  # fmt: skip

@@ -23,24 +23,38 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from course_utils import runs
 from course_utils.checks import check_int
-from course_utils.experiments.ch13_gpt import PretrainedGPT, stream_perplexity
+from course_utils.experiments.ch13_gpt import (
+    SIZE_SWEEP,
+    GPTPretrainConfig,
+    PretrainedGPT,
+    korean_char_text,
+    pretrain_char_gpt,
+    pretrain_group,
+    stream_perplexity,
+)
 from course_utils.gpt import GPT, completion_targets
 from course_utils.lora import add_lora, trainable_share
 from course_utils.translation_lexicon import LEXICON, particle
 from course_utils.vocab import Vocab
 
 __all__ = [
+    "LORA_TARGETS",
     "PARTICLES",
+    "SFT_RUNS",
     "DPOConfig",
     "DPOResult",
     "ParticleItem",
+    "PostTraining",
     "SFTConfig",
     "SFTResult",
     "dpo_loss",
@@ -52,7 +66,9 @@ __all__ = [
     "particle_items",
     "particle_nouns",
     "preference_accuracy",
+    "run_posttraining",
     "sequence_logprobs",
+    "start_ch13_training",
 ]
 
 #: The five particles, each as (form after a final consonant, form after a vowel).
@@ -102,8 +118,9 @@ def particle_nouns(vocab: Vocab) -> tuple[list[str], list[str]]:
     none of them among the fine-tuning nouns.
     """
     key = tuple(vocab.tokens)
-    if key not in _NOUNS:
-        _NOUNS[key] = _particle_nouns(vocab)
+    if key not in _NOUNS:  # Okt (a JVM) reads the text once; worker processes read the cache
+        saved, _ = runs.cached("particle-nouns", key, lambda: _particle_nouns(vocab))
+        _NOUNS[key] = (list(saved["train"]), list(saved["held"]))
     train, held = _NOUNS[key]
     return list(train), list(held)
 
@@ -112,18 +129,17 @@ def particle_nouns(vocab: Vocab) -> tuple[list[str], list[str]]:
 _NOUNS: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
 
 
-def _particle_nouns(vocab: Vocab) -> tuple[list[str], list[str]]:
-    from konlpy.tag import Okt
-
+def _particle_nouns(vocab: Vocab) -> dict[str, list[str]]:
     from course_utils.datasets import korean_corpus_lines, split_lines
+    from course_utils.text import load_analyzer  # starts the JVM with -Xrs (see there)
 
     held = sorted({n.korean for n in LEXICON.nouns if all(c in vocab for c in n.korean)})
     lines, _ = split_lines(korean_corpus_lines(), 0.2)  # korean_char_split's training lines
-    okt = Okt()
+    okt = load_analyzer("okt")
     found = {noun for line in lines for noun in okt.nouns(line)}
     train = sorted(n for n in found
                    if len(n) >= 2 and n not in held and all(c in vocab for c in n))  # fmt: skip
-    return train, held
+    return {"train": train, "held": held}
 
 
 def particle_items(nouns: Sequence[str]) -> list[ParticleItem]:
@@ -334,8 +350,8 @@ class DPOConfig:
 
     steps: int = 100
     batch_size: int = 32
-    beta: float = 0.1
-    learning_rate: float = 1e-3
+    beta: float = 0.5  # how strongly the policy is held to the reference, in the loss
+    learning_rate: float = 3e-4
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -396,3 +412,132 @@ def dpo_particles(pretrained: PretrainedGPT, config: DPOConfig | None = None) ->
     return DPOResult(*before, preference_accuracy(policy, train_items, vocab),
                      preference_accuracy(policy, test_items, vocab), pretrained.perplexity, after,
                      losses, seconds)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------
+# The chapter's runs, kept by recipe and trained in the background
+# ---------------------------------------------------------------------------
+
+#: The fine-tuning runs the chapter compares: (start, method).
+SFT_RUNS: tuple[tuple[str, str], ...] = (
+    ("pretrained", "full"),
+    ("random", "full"),
+    ("pretrained", "lora"),
+)
+
+
+@dataclass
+class PostTraining:
+    """Every post-training run of the chapter on one pretrained model."""
+
+    sft: dict[tuple[str, str], SFTResult]  # by (start, method); each result's model included
+    dpo: DPOResult
+    cached: bool
+
+
+def _run_posttraining(
+    config: GPTPretrainConfig, sft: SFTConfig, dpo: DPOConfig
+) -> dict[str, object]:
+    pretrained = pretrain_char_gpt(config, show_progress=False)
+    results = {run: finetune_particles(pretrained, *run, sft) for run in SFT_RUNS}
+    return {
+        "sft": {f"{s}/{m}": {**{k: v for k, v in vars(r).items() if k != "model"},
+                             "state": r.model.state_dict()}
+                for (s, m), r in results.items()},
+        "dpo": vars(dpo_particles(pretrained, dpo)),
+    }  # fmt: skip
+
+
+def _posttraining_job(
+    config: GPTPretrainConfig, sft: SFTConfig, dpo: DPOConfig
+) -> tuple[dict[str, Any], bool]:
+    recipe = (asdict(config), asdict(sft), asdict(dpo))
+    return runs.cached("gpt-posttraining", recipe, lambda: _run_posttraining(config, sft, dpo))
+
+
+def run_posttraining(
+    config: GPTPretrainConfig | None = None,
+    sft: SFTConfig | None = None,
+    dpo: DPOConfig | None = None,
+) -> PostTraining:
+    """SFT (:data:`SFT_RUNS`) and DPO on ``config``'s pretrained model; cached by recipe."""
+    config = GPTPretrainConfig() if config is None else config
+    sft = SFTConfig() if sft is None else sft
+    dpo = DPOConfig() if dpo is None else dpo
+    runs.wait_for(("gpt-posttraining", config, sft, dpo))
+    saved, cached = _posttraining_job(config, sft, dpo)
+    pretrained = pretrain_char_gpt(config, show_progress=False)
+    results = {}
+    for key, fields in saved["sft"].items():
+        start, method = key.split("/")
+        model = copy.deepcopy(pretrained.model)
+        if method == "lora":
+            add_lora(model, LORA_TARGETS, r=sft.lora_rank, alpha=sft.lora_alpha)
+        model.load_state_dict(fields["state"])
+        numbers = {k: v for k, v in fields.items() if k != "state"}
+        results[start, method] = SFTResult(**numbers, model=model.eval())
+    return PostTraining(results, DPOResult(**saved["dpo"]), cached)
+
+
+def start_ch13_training(
+    config: GPTPretrainConfig | None = None,
+    sweep: Sequence[GPTPretrainConfig] = SIZE_SWEEP,
+    sft: SFTConfig | None = None,
+    dpo: DPOConfig | None = None,
+) -> bool:
+    """Train, in two worker processes, what the chapter needs while it goes on.
+
+    One worker pretrains ``config`` and runs :func:`run_posttraining` on it;
+    the other pretrains the sweep's other sizes. :func:`pretrain_char_gpt` and
+    :func:`run_posttraining` wait for them and load the results from the cache.
+    Nothing starts on a GPU, on one core, with the cache off or when the cache
+    holds everything. Returns whether anything was started.
+    """
+    config = GPTPretrainConfig() if config is None else config
+    sft = SFTConfig() if sft is None else sft
+    dpo = DPOConfig() if dpo is None else dpo
+    recipe = (asdict(config), asdict(sft), asdict(dpo))
+    if runs.background_workers() < 2:
+        return False
+    # the nouns come from KoNLPy's Okt, a JVM: found here and cached, never in a worker
+    # (a JVM in a worker process crashes when the pool ends it)
+    particle_nouns(korean_char_text().vocab)
+
+    def missing(kind: str, key: object) -> bool:
+        path = runs.cache_path(kind, key)
+        return path is not None and not path.is_file()
+
+    others = tuple(c for c in sweep if c != config and missing("gpt-pretrain", asdict(c)))
+    jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+    produces: list[list[tuple[object, ...]]] = []
+    if missing("gpt-posttraining", recipe) or missing("gpt-pretrain", asdict(config)):
+        jobs.append((_posttraining_job, (config, sft, dpo)))  # pretrains first, if needed
+        produces.append([("gpt-pretrain", config), ("gpt-posttraining", config, sft, dpo)])
+    if others:
+        jobs.append((pretrain_group, (others,)))
+        produces.append([("gpt-pretrain", c) for c in others])
+    if not jobs:
+        return False
+    pool = runs.Jobs(jobs, least=1)
+    if not pool.in_background:
+        return False
+
+    def waiting(i: int, path: Path | None) -> Callable[[], None]:
+        def wait() -> None:  # until the result is in the cache, or the job has ended
+            while path is not None and not path.is_file() and not pool.finished(i):
+                time.sleep(0.2)
+            if pool.finished(i) or path is None:
+                pool.results([i])  # a worker's error is raised here
+
+        return wait
+
+    for i, keys in enumerate(produces):
+        for key in keys:
+            pretraining = key[1] if key[0] == "gpt-pretrain" else None
+            # a pretrained model is there as soon as its file is (its job may go on with
+            # post-training); post-training is its job's last step
+            path = None
+            if isinstance(pretraining, GPTPretrainConfig):
+                path = runs.cache_path("gpt-pretrain", asdict(pretraining))
+            runs.will_produce(key, waiting(i, path))
+    return True
