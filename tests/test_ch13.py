@@ -294,3 +294,21 @@ def test_dpo_moves_the_policy_and_keeps_the_reference(tiny):
 
 def test_tiny_config_has_a_short_context():
     assert replace(TINY, context=4).gpt_config(10).max_len == 4
+
+
+def test_posttraining_parts_are_kept_and_read_back_alike(tiny, text, tmp_path, monkeypatch):
+    """run_posttraining computes each part once, then reads it back: the SFT models (LoRA too)
+    rebuilt from the cache grade as they did when trained."""
+    from course_utils.experiments.ch13_posttraining import PARTS, run_posttraining
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    sft, dpo = SFTConfig(steps=5), DPOConfig(steps=3)
+    first = run_posttraining(TINY, sft, dpo)
+    assert not first.cached and len(list(tmp_path.glob("gpt-posttraining-*.pt"))) == len(PARTS)
+    again = run_posttraining(TINY, sft, dpo)
+    assert again.cached and again.dpo.test == first.dpo.test
+    _, held = particle_nouns(text.vocab)
+    items = particle_items(held)
+    for key, result in again.sft.items():
+        assert result.test == first.sft[key].test
+        assert exact_match(result.model, items, text.vocab) == pytest.approx(result.test)

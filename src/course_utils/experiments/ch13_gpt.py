@@ -219,7 +219,7 @@ class PretrainedGPT:
 
 
 def _train(config: GPTPretrainConfig, text: CharText, show_progress: bool) -> dict[str, Any]:
-    from course_utils.device import seed_everything
+    from course_utils.device import get_device, seed_everything
     from course_utils.train import adamw_with_warmup, fit
 
     seed_everything(config.seed)
@@ -236,15 +236,19 @@ def _train(config: GPTPretrainConfig, text: CharText, show_progress: bool) -> di
         for _ in range(per_chunk):
             yield sample_windows(text.train, config.batch_size, config.context, generator)
 
+    target = get_device()  # the CPU, or a GPU for COURSE_RUN=large
+
     def loss_fn(m: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         assert isinstance(m, GPT)
-        return m.loss(*batch)
+        inputs, targets = batch
+        return m.loss(inputs.to(target), targets.to(target))
 
     start = time.perf_counter()
     history = fit(model, batches, loss_fn, optimizer, chunks, clip_norm=config.clip_norm,
-                  device="cpu", seed=None, show_progress=show_progress,
+                  device=target, seed=None, show_progress=show_progress,
                   scheduler=schedule)  # fmt: skip
-    return {"state": model.state_dict(), "losses": history.train_loss,
+    return {"state": {k: v.cpu() for k, v in model.state_dict().items()},
+            "losses": history.train_loss,
             "seconds": time.perf_counter() - start}  # fmt: skip
 
 
@@ -256,7 +260,8 @@ def pretrain_char_gpt(
     config: GPTPretrainConfig | None = None, show_progress: bool = True
 ) -> PretrainedGPT:
     """Pretrain a character GPT on the training stream (next-character cross-entropy),
-    on the CPU with the chapter's thread count; cached by recipe.
+    on :func:`course_utils.device.get_device`'s device; cached by recipe; the model
+    returned is on the CPU.
 
     Every step reads ``batch_size`` windows of ``context`` characters at random
     offsets; AdamW (weight decay on matrices and embeddings) with a linear

@@ -25,7 +25,6 @@ import copy
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -50,7 +49,7 @@ from course_utils.vocab import Vocab
 __all__ = [
     "LORA_TARGETS",
     "PARTICLES",
-    "SFT_RUNS",
+    "PARTS",
     "DPOConfig",
     "DPOResult",
     "ParticleItem",
@@ -189,7 +188,7 @@ def exact_match(model: GPT, items: Sequence[ParticleItem], vocab: Vocab) -> floa
     """
     inputs, targets, _ = encode_sft(items, vocab)
     model.eval()
-    guess = model(inputs).argmax(dim=-1)  # (B, T)
+    guess = torch.cat([model(rows).argmax(dim=-1) for rows in inputs.split(512)])  # (B, T)
     scored = targets != -100
     right = (guess == targets) | ~scored
     return float(right.all(dim=1).float().mean())
@@ -218,11 +217,11 @@ class SFTConfig:
 
 @dataclass
 class SFTResult:
-    """One fine-tuning run: exact match before and after, on fine-tuning and held-out nouns."""
+    """One fine-tuning run: exact match on the held-out nouns before, and on both noun sets
+    after."""
 
     start: str  # "pretrained" or "random"
     method: str  # "full" or "lora"
-    before_train: float
     before_test: float
     train: float
     test: float
@@ -240,7 +239,7 @@ def finetune_particles(
     config: SFTConfig | None = None,
 ) -> SFTResult:
     """Fine-tune a copy of ``pretrained``'s model (or the same architecture, random) on the
-    fine-tuning nouns' instructions; exact match on both noun sets before and after."""
+    fine-tuning nouns' instructions; exact match on the held-out nouns before, on both after."""
     if start not in ("pretrained", "random"):
         raise ValueError(f"start must be 'pretrained' or 'random', got {start!r}")
     if method not in ("full", "lora"):
@@ -253,7 +252,7 @@ def finetune_particles(
     model = copy.deepcopy(pretrained.model)
     if start == "random":
         model = GPT(model.config)
-    before = exact_match(model, train_items, vocab), exact_match(model, test_items, vocab)
+    before = exact_match(model, test_items, vocab)
     rate = config.learning_rate
     if method == "lora":
         add_lora(model, LORA_TARGETS, r=config.lora_rank, alpha=config.lora_alpha)
@@ -277,7 +276,7 @@ def finetune_particles(
         schedule.step()
         losses.append(float(loss.detach()))
     seconds = time.perf_counter() - started
-    return SFTResult(start, method, *before, exact_match(model, train_items, vocab),
+    return SFTResult(start, method, before, exact_match(model, train_items, vocab),
                      exact_match(model, test_items, vocab), trainable, total, losses, seconds,
                      model.eval())  # fmt: skip
 
@@ -339,9 +338,12 @@ def preference_accuracy(model: GPT, items: Sequence[ParticleItem], vocab: Vocab)
     """The share of pairs whose right particle ``model`` finds more likely than the wrong one."""
     model.eval()
     ci, ct, ri, rt = encode_pairs(items, vocab)
-    return float(
-        (sequence_logprobs(model, ci, ct) > sequence_logprobs(model, ri, rt)).float().mean()
-    )
+
+    def logprobs(inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:  # (B,)
+        chunks = zip(inputs.split(512), targets.split(512), strict=True)
+        return torch.cat([sequence_logprobs(model, i, t) for i, t in chunks])
+
+    return float((logprobs(ci, ct) > logprobs(ri, rt)).float().mean())
 
 
 @dataclass(frozen=True)
@@ -418,13 +420,6 @@ def dpo_particles(pretrained: PretrainedGPT, config: DPOConfig | None = None) ->
 # The chapter's runs, kept by recipe and trained in the background
 # ---------------------------------------------------------------------------
 
-#: The fine-tuning runs the chapter compares: (start, method).
-SFT_RUNS: tuple[tuple[str, str], ...] = (
-    ("pretrained", "full"),
-    ("random", "full"),
-    ("pretrained", "lora"),
-)
-
 
 @dataclass
 class PostTraining:
@@ -435,24 +430,39 @@ class PostTraining:
     cached: bool
 
 
-def _run_posttraining(
-    config: GPTPretrainConfig, sft: SFTConfig, dpo: DPOConfig
-) -> dict[str, object]:
-    pretrained = pretrain_char_gpt(config, show_progress=False)
-    results = {run: finetune_particles(pretrained, *run, sft) for run in SFT_RUNS}
-    return {
-        "sft": {f"{s}/{m}": {**{k: v for k, v in vars(r).items() if k != "model"},
-                             "state": r.model.state_dict()}
-                for (s, m), r in results.items()},
-        "dpo": vars(dpo_particles(pretrained, dpo)),
-    }  # fmt: skip
+#: The parts of the post-training, each one job and one cached result: DPO (the longest, first)
+#: and SFT's three runs, (start, method).
+PARTS: tuple[str, ...] = ("dpo", "pretrained/full", "random/full", "pretrained/lora")
 
 
-def _posttraining_job(
-    config: GPTPretrainConfig, sft: SFTConfig, dpo: DPOConfig
+def _pretrained(config: GPTPretrainConfig, wait: bool) -> PretrainedGPT:
+    """``config``'s pretrained model; with ``wait`` (a worker process beside the one that
+    pretrains it) once its file is in the cache, for at most half an hour."""
+    path = runs.cache_path("gpt-pretrain", asdict(config))
+    deadline = time.monotonic() + 1800
+    while wait and path is not None and not path.is_file():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no pretrained model appeared at {path} in half an hour")
+        time.sleep(0.2)
+    return pretrain_char_gpt(config, show_progress=False)
+
+
+def _part(
+    config: GPTPretrainConfig, sft: SFTConfig, dpo: DPOConfig, part: str, wait: bool = False
 ) -> tuple[dict[str, Any], bool]:
-    recipe = (asdict(config), asdict(sft), asdict(dpo))
-    return runs.cached("gpt-posttraining", recipe, lambda: _run_posttraining(config, sft, dpo))
+    """One part of :data:`PARTS`, cached by recipe: its numbers (and an SFT model's weights)."""
+
+    def compute() -> dict[str, Any]:
+        pretrained = _pretrained(config, wait)
+        if part == "dpo":
+            return vars(dpo_particles(pretrained, dpo))
+        start, method = part.split("/")
+        result = finetune_particles(pretrained, start, method, sft)
+        return {**{k: v for k, v in vars(result).items() if k != "model"},
+                "state": result.model.state_dict()}  # fmt: skip
+
+    recipe = (asdict(config), asdict(sft), asdict(dpo), part)
+    return runs.cached("gpt-posttraining", recipe, compute)
 
 
 def run_posttraining(
@@ -460,23 +470,29 @@ def run_posttraining(
     sft: SFTConfig | None = None,
     dpo: DPOConfig | None = None,
 ) -> PostTraining:
-    """SFT (:data:`SFT_RUNS`) and DPO on ``config``'s pretrained model; cached by recipe."""
+    """The parts of :data:`PARTS` on ``config``'s pretrained model: three fine-tuning runs
+    ((start, method)) and DPO; each cached by recipe."""
     config = GPTPretrainConfig() if config is None else config
     sft = SFTConfig() if sft is None else sft
     dpo = DPOConfig() if dpo is None else dpo
-    runs.wait_for(("gpt-posttraining", config, sft, dpo))
-    saved, cached = _posttraining_job(config, sft, dpo)
     pretrained = pretrain_char_gpt(config, show_progress=False)
     results = {}
-    for key, fields in saved["sft"].items():
-        start, method = key.split("/")
+    all_cached = True
+    for part in PARTS:
+        runs.wait_for(("gpt-posttraining", config, sft, dpo, part))
+        saved, cached = _part(config, sft, dpo, part)
+        all_cached = all_cached and cached
+        if part == "dpo":
+            dpo_result = DPOResult(**saved)
+            continue
+        start, method = part.split("/")
         model = copy.deepcopy(pretrained.model)
         if method == "lora":
             add_lora(model, LORA_TARGETS, r=sft.lora_rank, alpha=sft.lora_alpha)
-        model.load_state_dict(fields["state"])
-        numbers = {k: v for k, v in fields.items() if k != "state"}
+        model.load_state_dict(saved["state"])
+        numbers = {k: v for k, v in saved.items() if k != "state"}
         results[start, method] = SFTResult(**numbers, model=model.eval())
-    return PostTraining(results, DPOResult(**saved["dpo"]), cached)
+    return PostTraining(results, dpo_result, all_cached)
 
 
 def start_ch13_training(
@@ -487,8 +503,9 @@ def start_ch13_training(
 ) -> bool:
     """Train, in two worker processes, what the chapter needs while it goes on.
 
-    One worker pretrains ``config`` and runs :func:`run_posttraining` on it;
-    the other pretrains the sweep's other sizes. :func:`pretrain_char_gpt` and
+    One worker pretrains ``config``, the other the sweep's other sizes; then
+    both take the parts of the post-training (:data:`PARTS`), each waiting for
+    the pretrained model's file. :func:`pretrain_char_gpt` and
     :func:`run_posttraining` wait for them and load the results from the cache.
     Nothing starts on a GPU, on one core, with the cache off or when the cache
     holds everything. Returns whether anything was started.
@@ -496,48 +513,43 @@ def start_ch13_training(
     config = GPTPretrainConfig() if config is None else config
     sft = SFTConfig() if sft is None else sft
     dpo = DPOConfig() if dpo is None else dpo
-    recipe = (asdict(config), asdict(sft), asdict(dpo))
     if runs.background_workers() < 2:
         return False
-    # the nouns come from KoNLPy's Okt, a JVM: found here and cached, never in a worker
-    # (a JVM in a worker process crashes when the pool ends it)
-    particle_nouns(korean_char_text().vocab)
 
     def missing(kind: str, key: object) -> bool:
         path = runs.cache_path(kind, key)
         return path is not None and not path.is_file()
 
     others = tuple(c for c in sweep if c != config and missing("gpt-pretrain", asdict(c)))
+    recipe = (asdict(config), asdict(sft), asdict(dpo))
+    parts = [p for p in PARTS if missing("gpt-posttraining", (*recipe, p))]
     jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
-    produces: list[list[tuple[object, ...]]] = []
-    if missing("gpt-posttraining", recipe) or missing("gpt-pretrain", asdict(config)):
-        jobs.append((_posttraining_job, (config, sft, dpo)))  # pretrains first, if needed
-        produces.append([("gpt-pretrain", config), ("gpt-posttraining", config, sft, dpo)])
+    produces: list[tuple[object, ...]] = []
+    if missing("gpt-pretrain", asdict(config)):
+        jobs.append((pretrain_group, ((config,),)))
+        produces.append(("gpt-pretrain", config))
     if others:
         jobs.append((pretrain_group, (others,)))
-        produces.append([("gpt-pretrain", c) for c in others])
+        produces.append(("gpt-pretrain", *others))
+    for part in parts:
+        jobs.append((_part, (config, sft, dpo, part, True)))
+        produces.append(("gpt-posttraining", config, sft, dpo, part))
     if not jobs:
         return False
     pool = runs.Jobs(jobs, least=1)
     if not pool.in_background:
         return False
+    # the nouns come from KoNLPy's Okt: found here while the workers pretrain, and cached
+    # for the post-training parts
+    particle_nouns(korean_char_text().vocab)
 
-    def waiting(i: int, path: Path | None) -> Callable[[], None]:
-        def wait() -> None:  # until the result is in the cache, or the job has ended
-            while path is not None and not path.is_file() and not pool.finished(i):
-                time.sleep(0.2)
-            if pool.finished(i) or path is None:
-                pool.results([i])  # a worker's error is raised here
+    def waiting(i: int) -> Callable[[], list[Any]]:
+        return lambda: pool.results([i])  # a worker's error is raised here
 
-        return wait
-
-    for i, keys in enumerate(produces):
-        for key in keys:
-            pretraining = key[1] if key[0] == "gpt-pretrain" else None
-            # a pretrained model is there as soon as its file is (its job may go on with
-            # post-training); post-training is its job's last step
-            path = None
-            if isinstance(pretraining, GPTPretrainConfig):
-                path = runs.cache_path("gpt-pretrain", asdict(pretraining))
-            runs.will_produce(key, waiting(i, path))
+    for i, what in enumerate(produces):
+        if what[0] == "gpt-pretrain":
+            for pretraining in what[1:]:
+                runs.will_produce(("gpt-pretrain", pretraining), waiting(i))
+        else:
+            runs.will_produce(what, waiting(i))
     return True
