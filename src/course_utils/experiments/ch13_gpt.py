@@ -9,9 +9,9 @@ training is ``<unk>`` for every model). :func:`pretrain_char_gpt` trains
 :func:`stream_perplexity` scores the held-out stream the way the other
 chapters do, every character predicted from the ones before it.
 
-A result is kept by recipe (:func:`course_utils.runs.cached`), and
-:func:`start_gpt_pretraining` trains several sizes in worker processes while
-the chapter goes on.
+A result is kept by recipe (:func:`course_utils.runs.cached`);
+:func:`~course_utils.experiments.ch13_posttraining.start_ch13_training` trains the
+sweep's sizes (:func:`pretrain_group`) in worker processes while the chapter goes on.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
@@ -51,7 +51,6 @@ __all__ = [
     "processor_gaps",
     "sample_windows",
     "size_sweep",
-    "start_gpt_pretraining",
     "stream_perplexity",
     "time_generation",
 ]
@@ -287,46 +286,9 @@ def pretrain_char_gpt(
 
 
 def pretrain_group(configs: Sequence[GPTPretrainConfig]) -> None:
+    """Pretrain each configuration in turn into the cache (one worker's job)."""
     for config in configs:
         pretrain_char_gpt(config, show_progress=False)
-
-
-def start_gpt_pretraining(
-    groups: Sequence[Sequence[GPTPretrainConfig]] = ((SIZE_SWEEP[-1],), SIZE_SWEEP[:-1]),
-) -> bool:
-    """Pretrain each group of configurations, in order, in its own worker process.
-
-    The chapter goes on meanwhile; :func:`pretrain_char_gpt` waits for the
-    group that trains its configuration and then loads the result from the
-    cache. Nothing starts on a GPU, on one core, with the cache off or when
-    every configuration is cached. Returns whether anything was started.
-    """
-
-    def missing(config: GPTPretrainConfig) -> bool:
-        path = runs.cache_path("gpt-pretrain", asdict(config))
-        return path is not None and not path.is_file()
-
-    todo = [[c for c in group if missing(c)] for group in groups]
-    todo = [group for group in todo if group]
-    if not todo or runs.background_workers() < 2:
-        return False
-    jobs = runs.Jobs([(pretrain_group, (tuple(group),)) for group in todo], least=1)
-    if not jobs.in_background:
-        return False
-
-    def waiting(i: int) -> Callable[[], Any]:
-        return lambda: jobs.results([i])
-
-    for i, group in enumerate(todo):
-        for config in group:
-            runs.will_produce(("gpt-pretrain", config), waiting(i))
-    return True
-
-
-def with_steps(config: GPTPretrainConfig, steps: int) -> GPTPretrainConfig:
-    """``config`` with another step count and a warm-up of a tenth of it."""
-    check_int(steps, "steps")
-    return replace(config, steps=steps, warmup_steps=max(1, steps // 10))
 
 
 # ---------------------------------------------------------------------------
