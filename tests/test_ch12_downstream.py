@@ -320,3 +320,21 @@ def test_fine_tuning_updates_every_weight_and_the_frozen_start_only_its_head(tin
     assert spans.predicted_ones is None and 0 <= spans.accuracy <= spans.f1 <= 1
     again = finetune_downstream("spans", "frozen", 0, config, recipe)
     assert (again.accuracy, again.f1, again.losses) == (spans.accuracy, spans.f1, spans.losses)
+
+
+def test_a_run_does_not_depend_on_what_its_process_loaded_before(tiny_recipe, monkeypatch):
+    """Loading the pretrained model the first time in a worker draws random numbers (its layers
+    are built, then overwritten); a run must give the same numbers whichever job its worker
+    took first (the chapter's three seeds once differed between the build and the tests)."""
+    from course_utils.experiments import ch12_downstream
+
+    config, recipe, fake = tiny_recipe
+    loaded = finetune_downstream("pairs", "pretrained", 0, config, recipe)  # nothing drawn
+
+    def first_load(*args, **kwargs):
+        torch.randn(1000)  # what building BertForMaskedLM draws before its weights are loaded
+        return fake
+
+    monkeypatch.setattr(ch12_downstream, "pretrain_korean_bert", first_load)
+    fresh = finetune_downstream("pairs", "pretrained", 0, config, recipe)
+    assert fresh.losses == loaded.losses and fresh.accuracy == loaded.accuracy

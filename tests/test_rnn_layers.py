@@ -469,3 +469,30 @@ def test_state_norms_are_seeded_bounded_for_tanh_and_validate_their_input():
         state_norms(steps=0)
     with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
         state_norms(hidden_size=2.5)
+
+
+def test_the_small_tasks_scores_are_read_back_from_what_6장_recorded(tmp_path, monkeypatch):
+    """12장 reads 6장's RNN scores instead of training them again: recorded by the runs with the
+    default settings, read back on another thread count, trained when nothing is recorded."""
+    from course_utils.experiments import ch06_rnn
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    text = list("국민의 권리 국회의 의결 법률로 정한다\n" * 100)  # one batch of 32 × 48
+    trained = ch06_rnn.spacing_tagger_score(text, text[:40], show_progress=False)  # nothing yet
+    lines = ch06_rnn.run_line_classifier(show_progress=False)  # 6장's call: the defaults
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained again instead of reading what was recorded")
+
+    monkeypatch.setattr(ch06_rnn, "run_spacing_tagger", no_training)
+    monkeypatch.setattr(ch06_rnn, "run_line_classifier", no_training)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2 if threads == 1 else 1)
+    try:
+        assert ch06_rnn.spacing_tagger_score(text, text[:40]) == trained
+        assert ch06_rnn.line_classifier_score() == (lines.accuracy, lines.majority)
+        with pytest.raises(AssertionError, match="trained again"):  # another text: not recorded
+            ch06_rnn.spacing_tagger_score(text, text[:41])
+    finally:
+        torch.set_num_threads(threads)
+    assert 0 < trained[1] < 1 and lines.majority > 0.5

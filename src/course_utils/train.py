@@ -155,6 +155,7 @@ def adamw_with_warmup(
         [{"params": decay, "weight_decay": weight_decay},
          {"params": no_decay, "weight_decay": 0.0}],
         lr=learning_rate,
+        foreach=True,  # one call per step for all parameters (the same numbers as the loop)
     )  # fmt: skip
     return optimizer, warmup_schedule(optimizer, warmup, total)
 

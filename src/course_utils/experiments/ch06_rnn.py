@@ -66,12 +66,14 @@ __all__ = [
     "char_lm_summary",
     "char_vocab",
     "encode_lines",
+    "line_classifier_score",
     "restore_spacing",
     "run_line_classifier",
     "run_spacing_tagger",
     "sample_at_temperatures",
     "source_lines",
     "spacing_stream",
+    "spacing_tagger_score",
     "state_norms",
     "train_char_lm",
 ]
@@ -196,9 +198,13 @@ def train_char_lm(
 def _summary_path(
     train_chars: Sequence[str], held_out_chars: Sequence[str], config: CharLMConfig, layer: str
 ) -> Path | None:
-    text = hashlib.sha256("".join(train_chars).encode() + b"\0" + "".join(held_out_chars).encode())
-    recipe = (text.hexdigest(), dataclasses.asdict(config), layer)
+    recipe = (_text_digest(train_chars, held_out_chars), dataclasses.asdict(config), layer)
     return runs.cache_path("char-lm-summary", recipe, any_threads=True)
+
+
+def _text_digest(train_chars: Sequence[str], held_out_chars: Sequence[str]) -> str:
+    text = hashlib.sha256("".join(train_chars).encode() + b"\0" + "".join(held_out_chars).encode())
+    return text.hexdigest()
 
 
 def char_lm_summary(
@@ -289,13 +295,31 @@ def run_line_classifier(
     with torch.no_grad():
         predicted = model(x_test.to(target)).argmax(-1).cpu()  # (N,)
     share = y_test.float().mean().item()
-    return LineClassifierResult(
+    result = LineClassifierResult(
         accuracy=(predicted == y_test).float().mean().item(),
         majority=max(share, 1 - share),
         train_lines=len(train_pairs),
         test_lines=len(test_pairs),
         model=model,
     )
+    recipe = (epochs, max_chars, batch_size, lr, seed, target.type)
+    runs.save_result(runs.cache_path("line-classifier-summary", recipe, any_threads=True),
+                     {"accuracy": result.accuracy, "majority": result.majority})  # fmt: skip
+    return result
+
+
+def line_classifier_score(show_progress: bool = True) -> tuple[float, float]:
+    """(accuracy, majority) of :func:`run_line_classifier` with its default settings: what it
+    recorded when it ran (6장, on whatever thread count), else trained here. 12장 compares its
+    BERT with it without training it again."""
+    from course_utils.device import get_device
+
+    recipe = (8, 48, 32, 3e-3, 0, get_device().type)  # the defaults of run_line_classifier
+    saved = runs.load_result(runs.cache_path("line-classifier-summary", recipe, any_threads=True))
+    if saved is None:
+        result = run_line_classifier(show_progress=show_progress)
+        return result.accuracy, result.majority
+    return float(saved["accuracy"]), float(saved["majority"])
 
 
 def spacing_stream(
@@ -365,13 +389,33 @@ def run_spacing_tagger(
     model.eval()
     with torch.no_grad():
         predicted = model(test_x.unsqueeze(0).to(target))[0].argmax(-1).cpu()  # (N,)
-    return SpacingResult(
+    result = SpacingResult(
         accuracy=(predicted == test_y).float().mean().item(),
         all_joined=1 - test_y.float().mean().item(),
         characters=len(test_y),
         vocab=vocab,
         model=model,
     )
+    recipe = (_text_digest(train_chars, held_out_chars), epochs, num_steps, batch_size, lr, seed,
+              target.type)  # fmt: skip
+    runs.save_result(runs.cache_path("spacing-tagger-summary", recipe, any_threads=True),
+                     {"accuracy": result.accuracy, "all_joined": result.all_joined})  # fmt: skip
+    return result
+
+
+def spacing_tagger_score(
+    train_chars: Sequence[str], held_out_chars: Sequence[str], show_progress: bool = True
+) -> tuple[float, float]:
+    """(accuracy, all_joined) of :func:`run_spacing_tagger` on this text with its default
+    settings: what it recorded when it ran (6장, on whatever thread count), else trained here."""
+    from course_utils.device import get_device
+
+    recipe = (_text_digest(train_chars, held_out_chars), 6, 48, 32, 3e-3, 0, get_device().type)
+    saved = runs.load_result(runs.cache_path("spacing-tagger-summary", recipe, any_threads=True))
+    if saved is None:
+        result = run_spacing_tagger(train_chars, held_out_chars, show_progress=show_progress)
+        return result.accuracy, result.all_joined
+    return float(saved["accuracy"]), float(saved["all_joined"])
 
 
 @torch.no_grad()

@@ -405,7 +405,7 @@ def train_run(
         config.hops,
         config.mlp_size,
     ).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, foreach=True)
     tokens, mask, labels = (t.to(device) for t in data["train"])
     order = torch.Generator().manual_seed(config.seed)  # the same batches for every coefficient
     curve = []

@@ -610,12 +610,17 @@ def finetune_downstream(
 
         vocab = _vocab(config)
         train_set, test_set = _data(task, config, d, vocab)
+        # before seeding: loading the pretrained model the first time in a process draws
+        # random numbers (its layers are built, then overwritten), which would change this
+        # run's dropout masks according to what the process had run before
+        encoder = None
+        if start != "random":
+            encoder = pretrain_korean_bert(config, show_progress=False).model.bert.state_dict()
         seed_everything(seed)
         bert_config = config.bert_config(len(vocab), d.dropout)
         model: Any = (BertForSequenceClassification(bert_config) if task == "pairs"
                             else BertForQuestionAnswering(bert_config))  # fmt: skip
-        if start != "random":
-            encoder = pretrain_korean_bert(config, show_progress=False).model.bert.state_dict()
+        if encoder is not None:
             missing = model.bert.load_state_dict(encoder, strict=False)
             assert not missing.unexpected_keys
         inputs = ("input_ids", "attention_mask", "token_type_ids")

@@ -524,26 +524,23 @@ def _wait_for_background(config: KoreanBertConfig) -> None:
 def run_korean_finetuning(
     config: KoreanBertConfig | None = None, show_progress: bool = True
 ) -> FinetuneComparison:
-    """Pretrain, fine-tune both ways on both tasks, and run 6장's RNNs; all on 6장's test splits.
+    """Pretrain, fine-tune both ways on both tasks, and score 6장's RNNs; all on 6장's test splits.
 
     The trainings run in two worker processes (:func:`start_korean_training`;
-    already started, or started here) while this process runs 6장's own
-    :func:`~course_utils.experiments.ch06_rnn.run_line_classifier` and
-    :func:`~course_utils.experiments.ch06_rnn.run_spacing_tagger` with their own settings;
-    then every result is read back from the cache. Without workers (a GPU,
-    one core, ``COURSE_CACHE=off``) everything trains here, in turn.
+    already started, or started here) while this process reads 6장's RNN scores
+    (:func:`~course_utils.experiments.ch06_rnn.line_classifier_score` and
+    :func:`~course_utils.experiments.ch06_rnn.spacing_tagger_score`: what 6장 recorded,
+    else trained here with 6장's settings); then every result is read back from the cache.
+    Without workers (a GPU, one core, ``COURSE_CACHE=off``) everything trains here, in turn.
     """
     from course_utils.datasets import korean_char_split
-    from course_utils.experiments.ch06_rnn import (
-        run_line_classifier,
-        run_spacing_tagger,
-    )
+    from course_utils.experiments.ch06_rnn import line_classifier_score, spacing_tagger_score
 
     config = check_config(config)
     start = time.perf_counter()
     start_korean_training(config)
-    rnn_lines = run_line_classifier(show_progress=show_progress)
-    rnn_spacing = run_spacing_tagger(*korean_char_split(), show_progress=show_progress)
+    rnn_lines = line_classifier_score(show_progress)  # (accuracy, majority)
+    rnn_spacing = spacing_tagger_score(*korean_char_split(), show_progress)  # (…, all joined)
     _wait_for_background(config)
     results = {}
     for pretrained in (True, False):
@@ -553,8 +550,8 @@ def run_korean_finetuning(
                                                       show_progress=show_progress)  # fmt: skip
     return FinetuneComparison(
         results,
-        {"spacing": rnn_spacing.accuracy, "lines": rnn_lines.accuracy},
-        {"spacing": rnn_spacing.all_joined, "lines": rnn_lines.majority},
+        {"spacing": rnn_spacing[0], "lines": rnn_lines[0]},
+        {"spacing": rnn_spacing[1], "lines": rnn_lines[1]},
         pretrain_korean_bert(config, show_progress=False),
         time.perf_counter() - start,
     )

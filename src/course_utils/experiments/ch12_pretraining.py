@@ -445,7 +445,7 @@ class PretrainConfig:
 class FinetuneConfig:
     """Fine-tuning: the same budget for the pretrained and the randomly initialised model."""
 
-    spacing_epochs: int = 12
+    spacing_epochs: int = 10
     spacing_len: int = 16  # tokens per spacing window, [CLS] and [SEP] included
     lines_epochs: int = 4
     batch_size: int = 32

@@ -259,7 +259,7 @@ def finetune_particles(
         rate = config.lora_learning_rate
     trainable, total = trainable_share(model)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=rate,
-                                  weight_decay=0.0)  # fmt: skip
+                                  weight_decay=0.0, foreach=True)  # fmt: skip
     warmup = max(1, config.steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup))
     inputs, targets, _ = encode_sft(train_items, vocab)
@@ -394,7 +394,8 @@ def dpo_particles(pretrained: PretrainedGPT, config: DPOConfig | None = None) ->
         preference_accuracy(policy, train_items, vocab),
         preference_accuracy(policy, test_items, vocab),
     )
-    optimizer = torch.optim.AdamW(policy.parameters(), lr=config.learning_rate, weight_decay=0.0)
+    optimizer = torch.optim.AdamW(policy.parameters(), lr=config.learning_rate, weight_decay=0.0,
+                                  foreach=True)  # fmt: skip
     generator = torch.Generator().manual_seed(config.seed)
     losses = []
     started = time.perf_counter()
