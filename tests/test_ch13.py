@@ -19,6 +19,7 @@ from course_utils.experiments.ch13_gpt import (
     korean_char_text,
     pretrain_char_gpt,
     sample_windows,
+    size_sweep,
     stream_perplexity,
 )
 from course_utils.experiments.ch13_posttraining import (
@@ -312,3 +313,25 @@ def test_posttraining_parts_are_kept_and_read_back_alike(tiny, text, tmp_path, m
     for key, result in again.sft.items():
         assert result.test == first.sft[key].test
         assert exact_match(result.model, items, text.vocab) == pytest.approx(result.test)
+
+
+def test_the_large_run_works_end_to_end_for_a_step(monkeypatch):
+    """COURSE_RUN=large (a GPU: 4 layers, 64-character windows, 6,000 steps) is never run by
+    the build; its chapter model pretrains, scores the held-out text, fine-tunes and runs DPO
+    here for a step each on the CPU, so the path a GPU takes is known to work end to end."""
+    from course_utils.experiments import ch13_posttraining
+
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    train, held = particle_nouns(korean_char_text().vocab)  # a few of each: one step is the point
+    monkeypatch.setattr(ch13_posttraining, "particle_nouns", lambda vocab: (train[:64], held[:16]))
+    large = size_sweep("large")
+    assert large[-1].context == 64 and large[-1].num_layers == 4
+    assert large[-1].d_model > size_sweep("small")[-1].d_model
+    step = replace(large[-1], steps=2, warmup_steps=1)
+    pretrained = pretrain_char_gpt(step, show_progress=False)
+    assert pretrained.model.config.max_len == 64 and math.isfinite(pretrained.perplexity)
+    sft = finetune_particles(pretrained, "pretrained", "lora", SFTConfig(steps=1))
+    assert 0 <= sft.test <= 1 and len(sft.losses) == 1
+    dpo = dpo_particles(pretrained, DPOConfig(steps=1))
+    assert dpo.losses[0] == pytest.approx(math.log(2), abs=1e-6)
+    assert math.isfinite(dpo.perplexity_after)
