@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import operator
 import os
-import time
 
 import pytest
 import torch
@@ -112,20 +111,6 @@ def test_jobs_run_single_threaded_in_workers_or_here(monkeypatch):
     assert here.results([0, 1]) == [1, 42] and torch.get_num_threads() == before
     with pytest.raises(IndexError, match="job index 3 is outside 0 … 2"):
         here.results([3])
-
-
-def test_jobs_say_which_have_finished(monkeypatch):
-    jobs = [(operator.mul, (6, 7)), (time.sleep, (0.5,))]
-    pool = runs.Jobs(jobs)
-    if pool.in_background:
-        assert not pool.finished(1)  # still asleep in its worker
-    pool.results([0, 1])
-    assert pool.finished(0) and pool.finished(1)
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)
-    here = runs.Jobs(jobs)
-    assert not here.finished(0)  # a job that runs here has not run before its result is asked
-    here.results([0])
-    assert here.finished(0) and not here.finished(1)
 
 
 def _niceness() -> int:

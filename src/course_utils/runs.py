@@ -253,12 +253,6 @@ class Jobs:
         """Whether worker processes run the jobs."""
         return self._pool is not None
 
-    def finished(self, index: int) -> bool:
-        """Whether job ``index`` has ended (a job that runs here ends when its result is asked)."""
-        if index in self._futures:
-            return self._futures[index].done()
-        return index in self._results
-
     def results(self, indices: Sequence[int], desc: str | None = None) -> list[Any]:
         """The results of the jobs at ``indices``, in that order (a progress bar while waiting)."""
         for i in indices:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -302,9 +304,8 @@ def run_line_classifier(
         test_lines=len(test_pairs),
         model=model,
     )
-    recipe = (epochs, max_chars, batch_size, lr, seed, target.type)
-    runs.save_result(runs.cache_path("line-classifier-summary", recipe, any_threads=True),
-                     {"accuracy": result.accuracy, "majority": result.majority})  # fmt: skip
+    settings = (epochs, max_chars, batch_size, lr, seed, target.type)
+    _record("line-classifier-summary", settings, result, ("accuracy", "majority"))
     return result
 
 
@@ -312,14 +313,9 @@ def line_classifier_score(show_progress: bool = True) -> tuple[float, float]:
     """(accuracy, majority) of :func:`run_line_classifier` with its default settings: what it
     recorded when it ran (6장, on whatever thread count), else trained here. 12장 compares its
     BERT with it without training it again."""
-    from course_utils.device import get_device
-
-    recipe = (8, 48, 32, 3e-3, 0, get_device().type)  # the defaults of run_line_classifier
-    saved = runs.load_result(runs.cache_path("line-classifier-summary", recipe, any_threads=True))
-    if saved is None:
-        result = run_line_classifier(show_progress=show_progress)
-        return result.accuracy, result.majority
-    return float(saved["accuracy"]), float(saved["majority"])
+    settings = (*_LINE_DEFAULTS, get_device().type)
+    return _recorded_or_run("line-classifier-summary", settings, ("accuracy", "majority"),
+                            lambda: run_line_classifier(show_progress=show_progress))  # fmt: skip
 
 
 def spacing_stream(
@@ -396,10 +392,9 @@ def run_spacing_tagger(
         vocab=vocab,
         model=model,
     )
-    recipe = (_text_digest(train_chars, held_out_chars), epochs, num_steps, batch_size, lr, seed,
-              target.type)  # fmt: skip
-    runs.save_result(runs.cache_path("spacing-tagger-summary", recipe, any_threads=True),
-                     {"accuracy": result.accuracy, "all_joined": result.all_joined})  # fmt: skip
+    settings = (_text_digest(train_chars, held_out_chars), epochs, num_steps, batch_size, lr, seed,
+                target.type)  # fmt: skip
+    _record("spacing-tagger-summary", settings, result, ("accuracy", "all_joined"))
     return result
 
 
@@ -408,14 +403,42 @@ def spacing_tagger_score(
 ) -> tuple[float, float]:
     """(accuracy, all_joined) of :func:`run_spacing_tagger` on this text with its default
     settings: what it recorded when it ran (6장, on whatever thread count), else trained here."""
-    from course_utils.device import get_device
+    text = _text_digest(train_chars, held_out_chars)
+    settings = (text, *_SPACING_DEFAULTS, get_device().type)
+    return _recorded_or_run("spacing-tagger-summary", settings, ("accuracy", "all_joined"),
+                            lambda: run_spacing_tagger(train_chars, held_out_chars,
+                                                       show_progress=show_progress))  # fmt: skip
 
-    recipe = (_text_digest(train_chars, held_out_chars), 6, 48, 32, 3e-3, 0, get_device().type)
-    saved = runs.load_result(runs.cache_path("spacing-tagger-summary", recipe, any_threads=True))
+
+def _defaults(function: Callable[..., Any], names: Sequence[str]) -> tuple[object, ...]:
+    parameters = inspect.signature(function).parameters
+    return tuple(parameters[name].default for name in names)
+
+
+#: The default settings of run_line_classifier and run_spacing_tagger that decide their scores
+#: (the device is added when a score is asked for).
+_LINE_DEFAULTS = _defaults(run_line_classifier, ("epochs", "max_chars", "batch_size", "lr", "seed"))
+_SPACING_DEFAULTS = _defaults(run_spacing_tagger, ("epochs", "num_steps", "batch_size", "lr",
+                                                   "seed"))  # fmt: skip
+
+
+def _record(kind: str, settings: tuple[object, ...], result: object, fields: Sequence[str]) -> None:
+    """Keep ``result``'s ``fields`` under ``settings``, whatever the thread count."""
+    runs.save_result(runs.cache_path(kind, settings, any_threads=True),
+                     {name: getattr(result, name) for name in fields})  # fmt: skip
+
+
+def _recorded_or_run(
+    kind: str, settings: tuple[object, ...], fields: Sequence[str], run: Callable[[], object]
+) -> tuple[float, float]:
+    """What :func:`_record` kept under ``settings``, else ``run()``'s (which records it)."""
+    saved = runs.load_result(runs.cache_path(kind, settings, any_threads=True))
     if saved is None:
-        result = run_spacing_tagger(train_chars, held_out_chars, show_progress=show_progress)
-        return result.accuracy, result.all_joined
-    return float(saved["accuracy"]), float(saved["all_joined"])
+        result = run()
+        first, second = (float(getattr(result, name)) for name in fields)
+    else:
+        first, second = (float(saved[name]) for name in fields)
+    return first, second
 
 
 @torch.no_grad()
