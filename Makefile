@@ -4,7 +4,8 @@
 # Other targets: pdf (the book as one PDF, _build/pdf/book.pdf), install (set
 # everything up, build nothing), lab (JupyterLab on
 # the course, with the course kernel), exercises (masters → student notebooks +
-# autograder zips), grade, benchmarks, doctor, lint, clean.
+# autograder zips), grade, benchmarks, fp-paths (the claims under other floating-point
+# paths), doctor, lint, clean.
 
 PYTHON ?= python3
 VENV := .venv
@@ -18,7 +19,7 @@ PDF := _build/pdf/book.pdf
 PYTEST_FLAGS ?=
 
 
-.PHONY: book pdf install lab test exercises check-exercises grade benchmarks doctor lint clean prereqs
+.PHONY: book pdf install lab test exercises check-exercises grade benchmarks fp-paths doctor lint clean prereqs
 
 prereqs:
 	@$(PYTHON) scripts/check_prereqs.py
@@ -85,6 +86,13 @@ grade: $(STAMP)
 
 benchmarks: $(STAMP)
 	@for b in $(wildcard benchmarks/*.py); do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+# Every chapter again under another floating-point path of this CPU (torch's and MKL's
+# AVX2 code, as a CPU without AVX-512 runs; PATHS=avx2,sse2 adds MKL's SSE2 branch), each with its own training cache:
+# lists the claims that would not hold on a CPU that adds in another order. Not part of
+# `make test` (about 12 min a path); run it when a chapter's claims change.
+fp-paths: $(STAMP)
+	$(BIN)/python scripts/claims_on_other_fp_paths.py --paths $(or $(PATHS),avx2) $(CHAPTERS)
 
 doctor: $(STAMP)
 	$(BIN)/python -m course_utils doctor

