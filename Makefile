@@ -88,9 +88,10 @@ benchmarks: $(STAMP)
 	@for b in $(wildcard benchmarks/*.py); do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # Every chapter again under another floating-point path of this CPU (torch's and MKL's
-# AVX2 code, as a CPU without AVX-512 runs; PATHS=avx2,sse2 adds MKL's SSE2 branch), each with its own training cache:
-# lists the claims that would not hold on a CPU that adds in another order. Not part of
-# `make test` (about 12 min a path); run it when a chapter's claims change.
+# AVX2 code, as a CPU without AVX-512 runs; PATHS=avx2,sse2 adds MKL's SSE2 branch),
+# each path with its own training cache: lists the claims that would not hold on a CPU
+# that adds in another order. Not part of `make test` (about 12 min a path); run it when
+# a chapter's claims change.
 fp-paths: $(STAMP)
 	$(BIN)/python scripts/claims_on_other_fp_paths.py --paths $(or $(PATHS),avx2) $(CHAPTERS)
 

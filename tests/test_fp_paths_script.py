@@ -62,3 +62,11 @@ def test_unknown_chapters_and_paths_are_named():
         script.chapters(["ch99_nothing"])
     assert [p.stem for p in script.chapters(["ch12_bert"])] == ["ch12_bert"]
     assert set(script.PATHS) == {"avx2", "sse2"}
+
+
+def test_an_unknown_path_is_named_before_anything_runs(monkeypatch):
+    script = _script()
+    monkeypatch.setattr("sys.argv", ["claims_on_other_fp_paths.py", "--paths", "avx512", "ch99"])
+    monkeypatch.setattr(script, "chapters", lambda names: [])  # nothing to execute
+    with pytest.raises(SystemExit, match="no such path 'avx512': expected one of avx2, sse2"):
+        script.main()
