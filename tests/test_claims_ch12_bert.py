@@ -111,6 +111,12 @@ def test_a_blank_with_its_suffix_is_filled_right(pretrained):
     assert blank.guesses[0][0] == "여" and blank.guesses[0][1] > 0.3
 
 
+def test_a_blank_of_meaning_gets_a_frequent_neighbour_instead(pretrained):
+    (blank,) = fill_in_blanks(pretrained, "국가는 국민의 비[MASK]을 보장한다", k=5)
+    assert blank.guesses[0][0] == "용"  # 비용, from the bills
+    assert "밀" not in [c for c, _ in blank.guesses]  # 비밀, what the sentence means
+
+
 def test_nsp_is_solved_by_topic_and_not_when_not_next_shares_the_topic():
     probe = nsp_topic_probe()
     assert probe.topic_accuracy > 0.85
