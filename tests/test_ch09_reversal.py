@@ -112,3 +112,43 @@ def test_models_trained_in_the_background_are_the_ones_trained_here(tmp_path, mo
                 assert torch.equal(a, b)
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.slow
+def test_scores_made_in_the_training_worker_are_the_ones_made_here(tmp_path, monkeypatch):
+    import functools
+
+    from course_utils.experiments.ch10_attention import (
+        new_bahdanau,
+        score_after_training,
+        score_model_run,
+    )
+    from course_utils.translation_data import Splits
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    data = _toy_data()
+    one = Pair(("a", "dog", "saw"), ("개", "가", "봤다"), ((1,), (1,), (2,)), 1)
+    two = Pair(
+        ("the", "cat", "saw", "a", "dog"), ("고양이", "가", "개", "를", "봤다"),
+        ((1,), (1,), (4,), (4,), (2,)), 2,
+    )  # fmt: skip
+    splits = Splits((one,), (one,), (one, two), max_train_clauses=1, max_test_clauses=2)
+    config = TranslationConfig(3, 2, 1, 1, 1, 0, 4, 6, TrainConfig(epochs=2, batch_size=2))
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # the thread count is part of the recipe
+    try:
+        then = functools.partial(score_after_training, splits=splits)
+        started = train_in_background([(new_bahdanau, data, config)], then=then)
+        assert started == (background_workers() >= 2)
+        model = new_bahdanau(data, config)
+        history = train_model(model, data, config.training, show_progress=False)
+        kept = score_model_run("b", model, history, data, splits, True, config.training)
+        assert len(list(tmp_path.glob("seq2seq-scores-*.pt"))) == 1
+        monkeypatch.setenv(CACHE_ENV, "off")
+        here = score_model_run("b", model, history, data, splits, True)
+        assert (kept.in_range, kept.beyond, kept.by_length, kept.alignment) == (
+            here.in_range, here.beyond, here.by_length, here.alignment,
+        )  # fmt: skip
+        assert kept.beyond is not None and kept.alignment is not None
+    finally:
+        torch.set_num_threads(before)

@@ -71,6 +71,7 @@ __all__ = [
     "GETTEXT_VOCAB_SIZE",
     "LENGTH_BINS",
     "TRANSLATION_CONFIGS",
+    "AfterTraining",
     "LengthRow",
     "ModelMaker",
     "ParallelData",
@@ -94,6 +95,7 @@ __all__ = [
     "train_in_background",
     "train_in_parallel",
     "train_model",
+    "trained_recipe",
     "translation_config",
     "unseen_one_word_sources",
 ]
@@ -302,21 +304,36 @@ def _cache_path(model: EncoderDecoder, data: ParallelData, training: TrainConfig
     return runs.cache_path("seq2seq", _training_recipe(model, data, training))
 
 
+def trained_recipe(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> str:
+    """The key of ``model`` trained on ``data`` with ``training`` (:func:`train_model`'s cache):
+    for results computed from the trained weights, such as their scores."""
+    return _training_recipe(model, data, training)
+
+
 def _train_cached(
     make: ModelMaker,
     data: ParallelData,
     config: TranslationConfig,
     threads: int,
+    then: AfterTraining | None = None,
 ) -> None:
     torch.set_num_threads(threads)  # the parent's count: it is part of the cache key
-    train_model(make(data, config), data, config.training, show_progress=False)
+    model = make(data, config)
+    history = train_model(model, data, config.training, show_progress=False)
+    if then is not None:  # e.g. score the model here, while the chapter's process is busy
+        then(model, history, data, config)
 
 
 ModelMaker = Callable[[ParallelData, TranslationConfig], EncoderDecoder]
+#: Work a worker does with the model it has just trained (a module-level function, or a
+#: ``functools.partial`` of one, so that it can be sent to the worker).
+AfterTraining = Callable[[EncoderDecoder, History, ParallelData, TranslationConfig], None]
 
 
 def _start_training(
-    jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]], least: int
+    jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]],
+    least: int,
+    then: AfterTraining | None = None,
 ) -> tuple[Executor, list[tuple[Path, Future[None]]]] | None:
     """Submit the jobs whose model is neither trained nor being trained; None if under ``least``."""
     cores = runs.background_workers()
@@ -331,7 +348,7 @@ def _start_training(
         return None
     threads = torch.get_num_threads()
     pool = runs.worker_pool(min(len(todo), cores))
-    return pool, [(path, pool.submit(_train_cached, *job, threads)) for path, job in todo]
+    return pool, [(path, pool.submit(_train_cached, *job, threads, then)) for path, job in todo]
 
 
 def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]]) -> None:
@@ -356,6 +373,7 @@ def train_in_parallel(jobs: Sequence[tuple[ModelMaker, ParallelData, Translation
 def train_in_background(
     jobs: Sequence[tuple[ModelMaker, ParallelData, TranslationConfig]],
     wait_for_all: bool = True,
+    then: AfterTraining | None = None,
 ) -> bool:
     """:func:`train_in_parallel` without waiting: the chapter goes on while the models train.
 
@@ -363,9 +381,11 @@ def train_in_background(
     progress bar) and then loads it: by default until every job has finished;
     with ``wait_for_all=False`` only until its own job and the jobs given
     before it have, so the chapter can use the first models while the later
-    ones still train. Returns whether anything was started.
+    ones still train. ``then(model, history, data, config)`` runs in the
+    worker after each training (11장 scores its models there). Returns whether
+    anything was started.
     """
-    started = _start_training(jobs, least=1)  # even one model trains while the chapter goes on
+    started = _start_training(jobs, least=1, then=then)  # even one model trains meanwhile
     if started is None:
         return False
     pool, submitted = started

@@ -16,11 +16,12 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import time
 from collections import Counter
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -53,6 +54,7 @@ from course_utils.experiments.ch09_seq2seq import (
     train_in_background,
     train_in_parallel,
     train_model,
+    trained_recipe,
 )
 from course_utils.progress import (
     progress,
@@ -65,6 +67,7 @@ from course_utils.self_attentive import (
 from course_utils.seq2seq import (
     EOS,
     EncoderDecoder,
+    TrainConfig,
     TranslationScores,
     score_translations,
     translate,
@@ -92,6 +95,7 @@ __all__ = [
     "plot_hops",
     "run_attention_comparison",
     "run_penalty_experiment",
+    "score_after_training",
     "score_model_run",
     "self_attentive_config",
     "start_attention_comparison",
@@ -152,8 +156,59 @@ def score_model_run(
     data: ParallelData,
     splits: Splits,
     with_alignment: bool,
+    training: TrainConfig | None = None,
 ) -> ModelRun:
-    """Score a trained model on the stratified test set (greedy decoding), as 10장 and 11장 do."""
+    """Score a trained model on the stratified test set (greedy decoding), as 10장 and 11장 do.
+
+    With ``training`` (the budget the model was trained with) the scores are
+    kept in the cache beside the trained weights' key: 11장 reads 10장's
+    scores of the Bahdanau model, and its own models' scores from the workers
+    that trained them (:func:`score_after_training`), instead of decoding again.
+    """
+    if training is None:
+        scores = _model_scores(model, data, splits, with_alignment)
+    else:
+        recipe = (trained_recipe(model, data, training), with_alignment, _splits_digest(splits))
+        scores, _ = runs.cached(
+            "seq2seq-scores", recipe, lambda: _model_scores(model, data, splits, with_alignment)
+        )
+    return ModelRun(
+        name,
+        model,
+        sum(p.numel() for p in model.parameters()),
+        sum(history.seconds),
+        history.train_loss,
+        TranslationScores(**scores["in_range"]),
+        None if scores["beyond"] is None else TranslationScores(**scores["beyond"]),
+        [LengthRow(**row) for row in scores["by_length"]],
+        scores["alignment"],
+    )
+
+
+def score_after_training(
+    model: EncoderDecoder,
+    history: History,
+    data: ParallelData,
+    config: TranslationConfig,
+    *,
+    splits: Splits,
+    with_alignment: bool = True,
+) -> None:
+    """:func:`score_model_run` into the cache, in the worker that has just trained ``model``
+    (``then`` of :func:`~course_utils.experiments.ch09_seq2seq.train_in_background`)."""
+    score_model_run("", model, history, data, splits, with_alignment, config.training)
+
+
+def _splits_digest(splits: Splits) -> str:
+    """What decides the scores besides the trained model: the test pairs and the training range."""
+    text = repr((splits.test, splits.max_train_clauses))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _model_scores(
+    model: EncoderDecoder, data: ParallelData, splits: Splits, with_alignment: bool
+) -> dict[str, Any]:
+    """The scores of :class:`ModelRun` as plain values (what the cache keeps)."""
     test = list(splits.test)
     inside = [i for i, p in enumerate(test) if splits.in_training_range(p)]
     outside = [i for i, p in enumerate(test) if not splits.in_training_range(p)]
@@ -175,17 +230,14 @@ def score_model_run(
             [[*data.target_vocab.encode(list(p.target)), EOS] for p in chosen],
         )
         alignment = alignment_accuracy(weights, [p.alignment for p in chosen])
-    return ModelRun(
-        name,
-        model,
-        sum(p.numel() for p in model.parameters()),
-        sum(history.seconds),
-        history.train_loss,
-        scores(inside),
-        scores(outside) if outside else None,
-        scores_by_length(hypotheses, test, splits.max_train_clauses),
-        alignment,
-    )
+    return {
+        "in_range": asdict(scores(inside)),
+        "beyond": asdict(scores(outside)) if outside else None,
+        "by_length": [
+            asdict(row) for row in scores_by_length(hypotheses, test, splits.max_train_clauses)
+        ],
+        "alignment": alignment,
+    }
 
 
 def _makers(names: Sequence[str]) -> dict[str, ModelMaker]:
@@ -241,7 +293,9 @@ def run_attention_comparison(
     for name in names:
         model = makers[name](data, config)
         history = train_model(model, data, config.training, show_progress)
-        runs[name] = score_model_run(name, model, history, data, splits, name != "seq2seq")
+        runs[name] = score_model_run(
+            name, model, history, data, splits, name != "seq2seq", config.training
+        )
     return runs
 
 

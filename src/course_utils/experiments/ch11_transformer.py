@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import statistics
 import time
@@ -39,7 +40,12 @@ from course_utils.experiments.ch09_seq2seq import (
     train_in_parallel,
     train_model,
 )
-from course_utils.experiments.ch10_attention import ModelRun, new_bahdanau, score_model_run
+from course_utils.experiments.ch10_attention import (
+    ModelRun,
+    new_bahdanau,
+    score_after_training,
+    score_model_run,
+)
 from course_utils.seq2seq import (
     EOS,
     PAD,
@@ -268,17 +274,21 @@ def start_transformer_comparison(
     data: ParallelData,
     config: TranslationConfig,
     names: Sequence[str] = tuple(TRANSFORMER_VARIANTS),
+    splits: Splits | None = None,
 ) -> bool:
     """Start training :func:`run_transformer_comparison`'s models in the background.
 
     One worker process per core trains the variants and 10장's Bahdanau model
-    (if 10장 has not left it in the cache) while the chapter goes on;
-    :func:`run_transformer_comparison` then waits for them and loads them.
-    Nothing starts on a GPU, on one core or with the cache off. Returns
-    whether anything was started.
+    (if 10장 has not left it in the cache) while the chapter goes on, and,
+    given ``splits``, scores each model it trained
+    (:func:`~course_utils.experiments.ch10_attention.score_after_training`);
+    :func:`run_transformer_comparison` then waits for them and loads the
+    models and their scores. Nothing starts on a GPU, on one core or with the
+    cache off. Returns whether anything was started.
     """
     jobs = _comparison_jobs(data, config, names)
-    return train_in_background([*jobs, (new_bahdanau, data, config)])
+    then = None if splits is None else functools.partial(score_after_training, splits=splits)
+    return train_in_background([*jobs, (new_bahdanau, data, config)], then=then)
 
 
 def run_transformer_comparison(
@@ -302,10 +312,12 @@ def run_transformer_comparison(
     for name, (make, _, job_config) in zip(names, jobs, strict=True):
         model = make(data, job_config)
         history = train_model(model, data, job_config.training, show_progress)
-        runs[name] = score_model_run(name, model, history, data, splits, True)
+        runs[name] = score_model_run(name, model, history, data, splits, True, job_config.training)
     model = new_bahdanau(data, config)
     history = train_model(model, data, config.training, show_progress)
-    runs["bahdanau"] = score_model_run("bahdanau", model, history, data, splits, True)
+    runs["bahdanau"] = score_model_run(
+        "bahdanau", model, history, data, splits, True, config.training
+    )
     return runs
 
 
