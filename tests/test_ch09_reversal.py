@@ -1,4 +1,6 @@
-"""9장's source reversal, time lags, subword coverage and background training, checked by hand."""
+"""9장's source reversal, time lags, subword coverage, background training and scoring."""
+
+import functools
 
 import pytest
 import torch
@@ -13,9 +15,14 @@ from course_utils.experiments.ch09_seq2seq import (
     train_in_background,
     train_model,
 )
+from course_utils.experiments.ch10_attention import (
+    new_bahdanau,
+    score_after_training,
+    score_model_run,
+)
 from course_utils.runs import CACHE_ENV, background_workers
 from course_utils.seq2seq import EOS, Seq2Seq, TrainConfig, make_batch
-from course_utils.translation_data import Pair
+from course_utils.translation_data import Pair, Splits
 from course_utils.vocab import Vocab
 
 WORDS = ["the", "cat", "saw", "a", "dog", "고양이", "가", "개", "를", "봤다"]
@@ -116,15 +123,6 @@ def test_models_trained_in_the_background_are_the_ones_trained_here(tmp_path, mo
 
 @pytest.mark.slow
 def test_scores_made_in_the_training_worker_are_the_ones_made_here(tmp_path, monkeypatch):
-    import functools
-
-    from course_utils.experiments.ch10_attention import (
-        new_bahdanau,
-        score_after_training,
-        score_model_run,
-    )
-    from course_utils.translation_data import Splits
-
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     data = _toy_data()
     one = Pair(("a", "dog", "saw"), ("개", "가", "봤다"), ((1,), (1,), (2,)), 1)

@@ -260,8 +260,12 @@ def evaluate_model(
     return score_translations(hypotheses, [data.words(t) for _, t in pairs]), hypotheses
 
 
-def _training_recipe(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> str:
-    """What decides the trained weights besides the code: the model, the data and the budget."""
+def trained_recipe(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> str:
+    """What decides the trained weights besides the code: the model, the data and the budget.
+
+    :func:`train_model`'s cache key, and the key of results computed from the
+    trained weights (10장's and 11장's scores).
+    """
     digest = hashlib.sha256()
     device = next(model.parameters()).device
     digest.update(f"{device.type}|{model!r}|{training!r}|{data.name}".encode())
@@ -301,13 +305,7 @@ def _cache_path(model: EncoderDecoder, data: ParallelData, training: TrainConfig
     if runs.cache_folder() is None:
         return None
     model.to(get_device())
-    return runs.cache_path("seq2seq", _training_recipe(model, data, training))
-
-
-def trained_recipe(model: EncoderDecoder, data: ParallelData, training: TrainConfig) -> str:
-    """The key of ``model`` trained on ``data`` with ``training`` (:func:`train_model`'s cache):
-    for results computed from the trained weights, such as their scores."""
-    return _training_recipe(model, data, training)
+    return runs.cache_path("seq2seq", trained_recipe(model, data, training))
 
 
 def _train_cached(
