@@ -1701,6 +1701,69 @@ def test_background_training_starts_only_where_it_can_help(monkeypatch, tmp_path
         start_korean_training("small")
 
 
+def test_jobs_beside_pretraining_lower_their_workers_priority(monkeypatch, tmp_path):
+    # On two cores the chapter, pretraining and a random-start job share the CPU; a job that
+    # nothing waits for yet runs at a lower priority, the jobs after pretraining at the usual one.
+    import inspect
+    from concurrent.futures import Future
+
+    from course_utils import runs
+    from course_utils.experiments import ch12_finetuning as ft
+
+    submitted: list[tuple[str, object, bool]] = []  # (job, what it runs, behind)
+    pretraining: Future[None] = Future()
+
+    class Pool:
+        def submit(self, function, *args):
+            bound = inspect.signature(function).bind(*args)
+            bound.apply_defaults()
+            what = bound.arguments.get("task", bound.arguments.get("function"))
+            submitted.append((function.__name__, what, bound.arguments.get("behind")))
+            return pretraining if function is ft._pretrain_job else Future()
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))  # nothing cached: every job is missing
+    monkeypatch.setattr(runs, "worker_pool", lambda workers: Pool())
+    monkeypatch.setattr(runs, "_PENDING", {})
+    config = KoreanBertConfig(hidden_size=16, layers=1, heads=2, intermediate_size=32)
+    background = ft._BackgroundTraining(config, 2)
+    background.add([(False, len, ("random start",)), (True, abs, (-1,))])
+    assert submitted == [
+        ("_pretrain_job", None, None),
+        ("_finetune_job", "spacing", True),
+        ("_finetune_job", "lines", True),
+        ("_extra_job", len, True),
+    ]
+    pretraining.set_result(None)  # done: what waited for it goes in at the usual priority
+    assert background.submitted.wait(10)
+    background.add([(False, sum, ([1],))])  # pretraining is over: nothing to give way to
+    assert submitted[4:] == [
+        ("_finetune_job", "spacing", False),
+        ("_finetune_job", "lines", False),
+        ("_extra_job", abs, False),
+        ("_extra_job", sum, False),
+    ]
+
+
+def test_a_worker_behind_pretraining_lowers_its_priority_once(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import os\n"
+        "from course_utils.experiments.ch12_finetuning import BEHIND_NICENESS, _behind\n"
+        "start = os.getpriority(os.PRIO_PROCESS, 0)\n"
+        "_behind(False)\n"
+        "unchanged = os.getpriority(os.PRIO_PROCESS, 0)\n"
+        "_behind(True)\n"
+        "_behind(True)\n"
+        "print(start, unchanged, os.getpriority(os.PRIO_PROCESS, 0), BEHIND_NICENESS)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    start, unchanged, after, target = map(int, out.stdout.split())
+    assert unchanged == start
+    assert after == max(start, target) and target > 0
+
+
 def test_comparison_names_the_models_it_knows(untrained):
     result = FinetuneResult("lines", True, [0.5, 0.9], 0.8, 10, [1.0, 0.5], 1.0, False,
                             torch.nn.Linear(1, 1))  # fmt: skip

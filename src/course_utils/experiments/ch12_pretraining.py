@@ -447,7 +447,7 @@ class FinetuneConfig:
 
     spacing_epochs: int = 10
     spacing_len: int = 16  # tokens per spacing window, [CLS] and [SEP] included
-    lines_epochs: int = 4
+    lines_epochs: int = 3
     batch_size: int = 32
     learning_rate: float = 3e-3
     warmup_share: float = 0.1  # of the steps, then linear decay to 0
