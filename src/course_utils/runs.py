@@ -206,9 +206,15 @@ def single_threaded(function: Callable[..., Any], *args: Any) -> Any:
     return on_threads(1, function, *args)
 
 
-def _in_worker(threads: int, niceness: int, function: Callable[..., Any], *args: Any) -> Any:
+def lower_priority(niceness: int) -> None:
+    """Raise this process's niceness to ``niceness`` (POSIX; an unprivileged process's niceness
+    only rises, so a worker lowered once stays lowered)."""
     if hasattr(os, "setpriority") and os.getpriority(os.PRIO_PROCESS, 0) < niceness:
-        os.setpriority(os.PRIO_PROCESS, 0, niceness)  # POSIX: this worker's lower priority
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
+
+
+def _in_worker(threads: int, niceness: int, function: Callable[..., Any], *args: Any) -> Any:
+    lower_priority(niceness)  # this worker's lower priority
     os.environ["TQDM_DISABLE"] = "1"  # a worker's bars would go to the terminal, not the notebook
     return on_threads(threads, function, *args)
 

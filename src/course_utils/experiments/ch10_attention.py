@@ -623,9 +623,10 @@ def start_chapter_runs(
     :func:`~course_utils.experiments.ch09_seq2seq.train_model` waits only for
     its own model and the ones started before it. The two runs of
     :func:`run_penalty_experiment` (``penalty``, default
-    :func:`self_attentive_config`) and its n-gram baseline run one after the
-    other in one more worker at the lowest priority, so they take a core only
-    when the chapter and the translation models leave one idle;
+    :func:`self_attentive_config`) and its n-gram baseline run in two more
+    workers at the lowest priority, so they take a core only when the chapter
+    and the translation models leave one idle, and both cores once those are
+    done;
     :func:`run_penalty_experiment` waits for them. Every worker runs on the
     chapter's thread count, so the results are the ones computed here. Nothing
     starts on a GPU, on one core or with the cache off (``COURSE_CACHE=off``):
@@ -645,11 +646,11 @@ def start_chapter_runs(
     todo = [part for part in parts if not runs.pending(_penalty_key(penalty, part, device))]
     if not todo:
         return started
-    # one worker, one part after the other, at the lowest priority (POSIX), on the
-    # chapter's thread count: the cores go to the chapter and the translation models first
+    # two workers at the lowest priority (POSIX), on the chapter's thread count: the cores go
+    # to the chapter and the translation models first, then both to the two training runs
     penalty_jobs = runs.Jobs(
         [(_penalty_part, (penalty, part)) for part in todo],
-        workers=1, threads=torch.get_num_threads(), nice=19, least=1,
+        workers=2, threads=torch.get_num_threads(), nice=19, least=1,
     )  # fmt: skip
     for index, part in enumerate(todo):
         wait = functools.partial(_penalty_result, penalty_jobs, index)

@@ -10,7 +10,6 @@ needs in :mod:`course_utils.runs`' worker processes while the chapter runs.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -368,10 +367,9 @@ BEHIND_NICENESS = 5
 
 
 def _behind(behind: bool) -> None:
-    """Lower this worker's priority to :data:`BEHIND_NICENESS` (a niceness only rises: once)."""
-    posix = hasattr(os, "setpriority")  # not on Windows
-    if behind and posix and os.getpriority(os.PRIO_PROCESS, 0) < BEHIND_NICENESS:
-        os.setpriority(os.PRIO_PROCESS, 0, BEHIND_NICENESS)
+    """Lower this worker's priority to :data:`BEHIND_NICENESS` if ``behind`` (it stays lowered)."""
+    if behind:
+        runs.lower_priority(BEHIND_NICENESS)
 
 
 def _finetune_job(
