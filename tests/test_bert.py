@@ -1702,66 +1702,62 @@ def test_background_training_starts_only_where_it_can_help(monkeypatch, tmp_path
 
 
 def test_jobs_beside_pretraining_lower_their_workers_priority(monkeypatch, tmp_path):
-    # On two cores the chapter, pretraining and a random-start job share the CPU; a job that
+    # On two cores the chapter, pretraining and a random-start job share the CPU: a job that
     # nothing waits for yet runs at a lower priority, the jobs after pretraining at the usual one.
+    # The workers are a stand-in pool that records what each job is asked to do.
     import inspect
     from concurrent.futures import Future
 
     from course_utils import runs
-    from course_utils.experiments import ch12_finetuning as ft
+    from course_utils.experiments.ch12_finetuning import wait_for_training
 
-    submitted: list[tuple[str, object, bool]] = []  # (job, what it runs, behind)
-    pretraining: Future[None] = Future()
+    submitted: list[tuple[object, object]] = []  # (what the job runs, behind)
+    pretraining: Future[None] = Future()  # the first job submitted
 
     class Pool:
         def submit(self, function, *args):
             bound = inspect.signature(function).bind(*args)
             bound.apply_defaults()
             what = bound.arguments.get("task", bound.arguments.get("function"))
-            submitted.append((function.__name__, what, bound.arguments.get("behind")))
-            return pretraining if function is ft._pretrain_job else Future()
+            submitted.append((what, bound.arguments.get("behind")))
+            if len(submitted) == 1:
+                return pretraining
+            done: Future[None] = Future()
+            done.set_result(None)
+            return done
+
+        def shutdown(self):
+            pass
 
     monkeypatch.setenv("COURSE_CACHE", str(tmp_path))  # nothing cached: every job is missing
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
     monkeypatch.setattr(runs, "worker_pool", lambda workers: Pool())
-    monkeypatch.setattr(runs, "_PENDING", {})
     config = KoreanBertConfig(hidden_size=16, layers=1, heads=2, intermediate_size=32)
-    background = ft._BackgroundTraining(config, 2)
-    background.add([(False, len, ("random start",)), (True, abs, (-1,))])
-    assert submitted == [
-        ("_pretrain_job", None, None),
-        ("_finetune_job", "spacing", True),
-        ("_finetune_job", "lines", True),
-        ("_extra_job", len, True),
-    ]
+    assert start_korean_training(config, [(False, len, ("random start",)), (True, abs, (-1,))])
+    assert submitted == [(None, None), ("spacing", True), ("lines", True), (len, True)]
     pretraining.set_result(None)  # done: what waited for it goes in at the usual priority
-    assert background.submitted.wait(10)
-    background.add([(False, sum, ([1],))])  # pretraining is over: nothing to give way to
-    assert submitted[4:] == [
-        ("_finetune_job", "spacing", False),
-        ("_finetune_job", "lines", False),
-        ("_extra_job", abs, False),
-        ("_extra_job", sum, False),
-    ]
+    assert start_korean_training(config, [(False, sum, ([1],))])  # nothing to give way to now
+    wait_for_training(config)
+    assert submitted[4:] == [("spacing", False), ("lines", False), (abs, False), (sum, False)]
 
 
-def test_a_worker_behind_pretraining_lowers_its_priority_once(tmp_path):
+def test_lower_priority_only_raises_a_niceness(tmp_path):
     import subprocess
     import sys
 
     code = (
         "import os\n"
-        "from course_utils.experiments.ch12_finetuning import BEHIND_NICENESS, _behind\n"
+        "from course_utils.runs import lower_priority\n"
         "start = os.getpriority(os.PRIO_PROCESS, 0)\n"
-        "_behind(False)\n"
-        "unchanged = os.getpriority(os.PRIO_PROCESS, 0)\n"
-        "_behind(True)\n"
-        "_behind(True)\n"
-        "print(start, unchanged, os.getpriority(os.PRIO_PROCESS, 0), BEHIND_NICENESS)\n"
+        "lower_priority(start + 3)\n"
+        "lowered = os.getpriority(os.PRIO_PROCESS, 0)\n"
+        "lower_priority(start + 1)\n"
+        "print(start, lowered, os.getpriority(os.PRIO_PROCESS, 0))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    start, unchanged, after, target = map(int, out.stdout.split())
-    assert unchanged == start
-    assert after == max(start, target) and target > 0
+    start, lowered, after = map(int, out.stdout.split())
+    assert lowered == min(start + 3, 19)
+    assert after == lowered  # asking for less than it has changes nothing
 
 
 def test_comparison_names_the_models_it_knows(untrained):
