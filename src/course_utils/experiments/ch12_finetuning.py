@@ -427,8 +427,9 @@ class _BackgroundTraining:
         if _missing("pretrain", (config.pretraining_recipe(), False)):
             self.pretraining = self.pool.submit(_pretrain_job, config, self.threads)
             runs.will_produce(("bert-pretrain", config.pretraining_recipe()), self.wait_pretraining)
+        behind = self._pretraining_running()
         self.finetunes += [
-            self.pool.submit(_finetune_job, task, config, False, self.threads, self._pretraining())
+            self.pool.submit(_finetune_job, task, config, False, self.threads, behind)
             for task in ("spacing", "lines")
             if _missing(task, (config, False, False))
         ]
@@ -459,12 +460,12 @@ class _BackgroundTraining:
                 if needs_pretraining and not self.submitted.is_set():
                     self.after.append((_extra_job, (function, args, self.threads)))
                 else:
-                    behind = not needs_pretraining and self._pretraining()
+                    behind = not needs_pretraining and self._pretraining_running()
                     self.finetunes.append(
                         self.pool.submit(_extra_job, function, args, self.threads, behind)
                     )
 
-    def _pretraining(self) -> bool:
+    def _pretraining_running(self) -> bool:
         """Whether pretraining is running or queued here (what a job submitted now runs beside)."""
         return self.pretraining is not None and not self.pretraining.done()
 
