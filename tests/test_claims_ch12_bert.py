@@ -8,9 +8,10 @@ true. The trained models come from the training cache
 these tests train nothing; on a cold cache :func:`run_korean_finetuning`
 trains everything once (about a minute on two cores). Every claim here held
 under three floating-point paths of the same CPU (its own, AVX2, and MKL's
-SSE2 path) and on the machine the book was first built on; a single run's
-ordering that flipped between them (which BERT wins line classification) is
-not claimed.
+SSE2 path), on the machine the book was first built on, and on an AMD EPYC
+with AVX2 and no AVX-512; an outcome of a single run that differed between
+them (which BERT wins line classification, how far apart the pretrained
+start's three seeds land on the sentence pairs) is not claimed.
 """
 
 import pytest
@@ -170,7 +171,6 @@ def test_only_the_pretrained_start_learns_the_tense_pairs(downstream):
     )
     # how much it learns differs by seed (and by floating-point path): only the best seed is claimed
     assert max(pretrained) > max(random_start + frozen) + 0.1
-    assert max(pretrained) - min(pretrained) > 0.05
     assert max(pretrained) > downstream.baseline.accuracy + 0.05
     assert all(abs(a - 0.5) < 0.07 for a in random_start + frozen)
     assert all(downstream.results["pairs", "random", s].predicted_ones in (0.0, 1.0)
