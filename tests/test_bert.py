@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import random
 import unicodedata
 from collections import Counter
@@ -1758,6 +1759,45 @@ def test_lower_priority_only_raises_a_niceness(tmp_path):
     start, lowered, after = map(int, out.stdout.split())
     assert lowered == min(start + 3, 19)
     assert after == lowered  # asking for less than it has changes nothing
+
+
+def test_cached_models_are_kept_under_a_digest_of_the_text_they_read(tmp_path):
+    """A machine without GTK's catalogues pretrains on other text, with another vocabulary:
+    its pretraining, fine-tunings and downstream runs are other files, not weights of the
+    wrong shape. Each side runs in a fresh interpreter (the text is read once per process)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import course_utils.gettext_corpus as g\n"
+        "from course_utils import runs\n"
+        "from course_utils.experiments.ch12_finetuning import finetuning_key\n"
+        "from course_utils.experiments.ch12_pretraining import (\n"
+        "    korean_bert_config, korean_pretraining_text, korean_task_splits, pretraining_key)\n"
+        "if sys.argv[1] == 'without-gtk':\n"
+        "    load = g.load_gettext_pairs\n"
+        "    packages = [p for p in g.GETTEXT_PACKAGES if p != 'libgtk-3-common']\n"
+        "    g.load_gettext_pairs = lambda: load(packages)\n"
+        "c = korean_bert_config('small')\n"
+        "print(len(korean_pretraining_text(korean_task_splits()).lines))\n"
+        "print(runs.cache_path('bert-pretrain', pretraining_key(c)).name)\n"
+        "for pretrained in (True, False):\n"
+        "    print(runs.cache_path('bert-spacing', finetuning_key(c, pretrained)).name)\n"
+        "    print(runs.cache_path('bert-lines', finetuning_key(c, pretrained)).name)\n"
+    )
+    env = {**os.environ, "COURSE_CACHE": str(tmp_path)}
+
+    def names(side: str) -> list[str]:
+        run = subprocess.run([sys.executable, "-c", code, side], capture_output=True, text=True,
+                             check=True, env=env)  # fmt: skip
+        return run.stdout.split()
+
+    full, without = names("all"), names("without-gtk")
+    assert int(without[0]) < int(full[0])  # GTK's messages are missing from the text
+    assert len(set(full[1:])) == len(full) - 1 == 5
+    assert not set(full[1:]) & set(without[1:])  # every model is kept apart
+    assert [n.split("-")[1] for n in full[1:]] == [n.split("-")[1] for n in without[1:]]
 
 
 def test_comparison_names_the_models_it_knows(untrained):

@@ -50,6 +50,7 @@ from course_utils.experiments.ch12_pretraining import (
     korean_pretraining_text,
     korean_task_splits,
     pretrain_korean_bert,
+    pretraining_key,
 )
 from course_utils.train import adamw_with_warmup
 from course_utils.translation_lexicon import LEXICON, Noun, TimePhrase, Verb, particle
@@ -695,7 +696,7 @@ def finetune_downstream(
                 "trained": sum(p.numel() for p in trainable),
                 "tested": len(test_set["input_ids"]), "seconds": seconds}  # fmt: skip
 
-    saved, _ = runs.cached("bert-downstream", (config.pretraining_recipe(), d, task, start, seed),
+    saved, _ = runs.cached("bert-downstream", (*pretraining_key(config), d, task, start, seed),
                            lambda: runs.single_threaded(train))  # fmt: skip
     return DownstreamResult(task, start, seed, float(saved["accuracy"]), float(saved["f1"]),
                             tuple(saved["losses"]), int(saved["trained"]), int(saved["tested"]),
@@ -714,7 +715,7 @@ def downstream_jobs(
         for task in TASKS:
             for seed in d.seeds:
                 path = runs.cache_path(
-                    "bert-downstream", (config.pretraining_recipe(), d, task, start, seed)
+                    "bert-downstream", (*pretraining_key(config), d, task, start, seed)
                 )
                 if path is not None and not path.is_file():
                     jobs.append((start != "random", finetune_downstream,

@@ -35,7 +35,9 @@ from course_utils.experiments.ch12_pretraining import (
     korean_char_vocab,
     korean_pretraining_text,
     korean_task_splits,
+    korean_text_digest,
     pretrain_korean_bert,
+    pretraining_key,
     with_cls_sep,
 )
 from course_utils.train import adamw_with_warmup
@@ -241,7 +243,9 @@ def finetune_spacing(
         return _fit_scored(model, batches, loss_fn, optimizer, schedule, f.spacing_epochs, target,
                            show_progress, score)  # fmt: skip
 
-    saved, cached = runs.cached("bert-spacing", (config, pretrained, validation), train)
+    saved, cached = runs.cached(
+        "bert-spacing", finetuning_key(config, pretrained, validation), train
+    )
     model = BertForTokenClassification(bert_config)
     model.load_state_dict(saved["state"])
     return FinetuneResult("spacing", pretrained, list(saved["curve"]),
@@ -308,7 +312,7 @@ def finetune_lines(
         return _fit_scored(model, batches, loss_fn, optimizer, schedule, f.lines_epochs, target,
                            show_progress, score)  # fmt: skip
 
-    saved, cached = runs.cached("bert-lines", (config, pretrained, validation), train)
+    saved, cached = runs.cached("bert-lines", finetuning_key(config, pretrained, validation), train)
     model = BertForSequenceClassification(bert_config)
     model.load_state_dict(saved["state"])
     share = float(test_y.float().mean())
@@ -390,6 +394,13 @@ def _extra_job(
     function(*args)
 
 
+def finetuning_key(
+    config: KoreanBertConfig, pretrained: bool, validation: bool = False
+) -> tuple[object, ...]:
+    """The recipe under which a fine-tuning of ``config`` is kept (with the text's digest)."""
+    return (config, pretrained, validation, korean_text_digest(config.with_gettext, validation))
+
+
 def _missing(kind: str, recipe: object) -> bool:
     path = runs.cache_path(f"bert-{kind}", recipe)
     return path is not None and not path.is_file()
@@ -422,16 +433,16 @@ class _BackgroundTraining:
         self.after: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
             (_finetune_job, (task, config, True, self.threads))
             for task in ("spacing", "lines")
-            if _missing(task, (config, True, False))
+            if _missing(task, finetuning_key(config, True))
         ]
-        if _missing("pretrain", (config.pretraining_recipe(), False)):
+        if _missing("pretrain", pretraining_key(config)):
             self.pretraining = self.pool.submit(_pretrain_job, config, self.threads)
             runs.will_produce(("bert-pretrain", config.pretraining_recipe()), self.wait_pretraining)
         behind = self._pretraining_running()
         self.finetunes += [
             self.pool.submit(_finetune_job, task, config, False, self.threads, behind)
             for task in ("spacing", "lines")
-            if _missing(task, (config, False, False))
+            if _missing(task, finetuning_key(config, False))
         ]
         if self.pretraining is None:
             self._submit_after()
@@ -515,8 +526,8 @@ def start_korean_training(
         cores = runs.background_workers()
         if cores < 2:
             return False
-        needed = _missing("pretrain", (config.pretraining_recipe(), False)) or any(
-            _missing(task, (config, pretrained, False))
+        needed = _missing("pretrain", pretraining_key(config)) or any(
+            _missing(task, finetuning_key(config, pretrained))
             for task in ("spacing", "lines")
             for pretrained in (True, False)
         )

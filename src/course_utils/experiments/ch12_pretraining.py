@@ -382,6 +382,34 @@ def korean_pretraining_text(splits: KoreanSplits, with_gettext: bool = True) -> 
     return PretrainingText((*task, *extra), len(task), len(extra), removed)
 
 
+@functools.cache
+def korean_text_digest(with_gettext: bool = True, validation: bool = False) -> str:
+    """A digest of everything 12장's models read: 6장's splits and the pretraining text.
+
+    The pretraining text holds the Korean side of this machine's gettext
+    catalogues, which differ with the packages installed, so the cached
+    weights are kept under this digest as well as under the configuration
+    (:func:`course_utils.runs.recipe_key`): other text, or another vocabulary
+    built from it, is trained again instead of loaded into the wrong shapes.
+    """
+    import hashlib
+
+    splits = korean_task_splits(validation)
+    text = korean_pretraining_text(splits, with_gettext)
+    digest = hashlib.sha256()
+    for part in (splits.train_lines, splits.train_labels, splits.test_lines, splits.test_labels,
+                 text.lines):  # fmt: skip
+        digest.update(repr(part).encode())
+        digest.update(b"\x00")
+    return digest.hexdigest()[:16]
+
+
+def pretraining_key(config: KoreanBertConfig, validation: bool = False) -> tuple[object, ...]:
+    """The recipe under which :func:`pretrain_korean_bert` keeps ``config``'s weights."""
+    return (config.pretraining_recipe(), validation,
+            korean_text_digest(config.with_gettext, validation))  # fmt: skip
+
+
 def korean_char_vocab(lines: Sequence[str]) -> WordPieceVocab:
     """The tiny BERT's vocabulary: BERT's specials, ``\\n``, then every other character, sorted.
 
@@ -611,7 +639,7 @@ def pretrain_korean_bert(
     config = check_config(config)
     if not validation:  # pretraining that start_korean_training runs in a worker
         runs.wait_for(("bert-pretrain", config.pretraining_recipe()))
-    key = (config.pretraining_recipe(), validation, runs.recipe_key("bert-pretrain", None))
+    key = (*pretraining_key(config, validation), runs.recipe_key("bert-pretrain", None))
     if key in _PRETRAINED:  # already trained or loaded in this process
         return _PRETRAINED[key]
     p = config.pretraining
@@ -666,7 +694,7 @@ def pretrain_korean_bert(
         return {"state": {k: v.cpu() for k, v in model.state_dict().items()},
                 "losses": history.train_loss, "seconds": seconds}  # fmt: skip
 
-    saved, cached = runs.cached("bert-pretrain", (config.pretraining_recipe(), validation), train)
+    saved, cached = runs.cached("bert-pretrain", pretraining_key(config, validation), train)
     model = BertForMaskedLM(config.bert_config(len(vocab), p.dropout))
     model.load_state_dict(saved["state"])
     counts = torch.bincount(streams[0], minlength=len(vocab))  # the tasks' training text
