@@ -1763,8 +1763,9 @@ def test_lower_priority_only_raises_a_niceness(tmp_path):
 
 def test_cached_models_are_kept_under_a_digest_of_the_text_they_read(tmp_path):
     """A machine without GTK's catalogues pretrains on other text, with another vocabulary:
-    its pretraining, fine-tunings and downstream runs are other files, not weights of the
-    wrong shape. Each side runs in a fresh interpreter (the text is read once per process)."""
+    its pretraining and fine-tunings are other files, not weights of the wrong shape (the
+    downstream runs' keys start with pretraining_key). Each side runs in a fresh interpreter
+    (the text is read once per process)."""
     import subprocess
     import sys
 
