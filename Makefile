@@ -70,7 +70,7 @@ test: book lint check-exercises
 	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then \
 		$(MAKE) --no-print-directory pdf; \
 	else echo "note: Chromium is not installed: make pdf and its test are skipped"; fi
-	$(BIN)/python -m pytest --cov=course_utils --cov-report=term-missing $(PYTEST_FLAGS)
+	$(BIN)/python -m pytest --cov=course_utils --cov-report=term-missing --durations=25 $(PYTEST_FLAGS)
 
 # Masters (exercises/*.md, with solutions and hidden tests) → committed
 # student notebooks (notebooks/) and autograder zips (dist/, never committed).
