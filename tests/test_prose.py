@@ -18,6 +18,7 @@ import pytest
 import torch
 from conftest import ROOT
 
+from course_tools import prose
 from course_tools.prose import ClaimError, ClaimWarning, claim, glue_values
 from course_utils.text import josa
 
@@ -100,15 +101,37 @@ def test_no_number_is_typed_into_the_prose(chapter):
 
 def test_glue_values_takes_plain_numbers_and_strings(monkeypatch):
     glued = {}
-    import myst_nb
-
-    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display: glued.update({name: value}))
+    monkeypatch.setattr(prose, "_glue", lambda name, value: glued.update({name: value}))
     glue_values(a=np.float64(1.5), b=torch.tensor(3), c="인/공/지/능", d=7)
     assert glued == {"a": 1.5, "b": 3, "c": "인/공/지/능", "d": 7}
     assert type(glued["a"]) is float and type(glued["b"]) is int
     for bad in (np.ones(2), [1, 2], True):
         with pytest.raises(TypeError, match="glue a number or a str"):
             glue_values(x=bad)
+
+
+def test_glue_values_publishes_what_myst_nb_glue_publishes(monkeypatch):
+    import IPython.display
+    import myst_nb.ext.glue
+
+    def published(display_module, glue):
+        calls = []
+        monkeypatch.setattr(
+            display_module,
+            "display" if display_module is IPython.display else "ipy_display",
+            lambda *args, **kwargs: calls.append((args, kwargs)),
+        )
+        glue()
+        return calls
+
+    values = {"ratio": 0.8125, "count": 63_084_544, "words": "국민으로부터 / 'the'"}
+    theirs = published(
+        myst_nb.ext.glue,
+        lambda: [myst_nb.ext.glue.glue(k, v, display=False) for k, v in values.items()],
+    )
+    ours = published(IPython.display, lambda: glue_values(**values))
+    assert prose.GLUE_PREFIX == myst_nb.ext.glue.GLUE_PREFIX
+    assert len(ours) == len(values) and ours == theirs
 
 
 def test_claim_fails_the_build_with_the_sentence(monkeypatch):

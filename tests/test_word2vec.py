@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from gensim.models import Word2Vec as GensimWord2Vec
 
 from course_utils.gradcheck import numerical_gradient, relative_error
+from course_utils.runs import Jobs
 from course_utils.word2vec import (
     AliasSampler,
     Word2Vec,
@@ -23,6 +25,7 @@ from course_utils.word2vec import (
     time_against_gensim,
     time_skipgram_and_cbow,
     train_gensim,
+    train_word2vec,
 )
 
 RNG = np.random.default_rng(0)
@@ -361,6 +364,33 @@ def test_compare_with_gensim_scores_both_on_the_same_vocabulary():
         compare_with_gensim(WIKI_LIKE, Word2VecConfig(vector_size=8, min_count=1), ours=ours)
     with pytest.raises(ValueError, match="vocabularies differ"):
         compare_with_gensim(WIKI_LIKE[:2] * 2, config, ours=ours)
+
+
+def test_compare_with_gensim_takes_a_reference_trained_elsewhere_only_with_the_same_config():
+    config = Word2VecConfig(vector_size=8, min_count=2, epochs=2)
+    ours = train_word2vec(WIKI_LIKE, config)
+    reference = train_gensim(WIKI_LIKE, config)
+    comparison = compare_with_gensim(WIKI_LIKE, config, ours=ours, reference=reference)
+    assert comparison.reference is reference and comparison.ours is ours
+    assert comparison.reference_scores == gensim_scores(reference.wv)
+    for other in (dataclasses.replace(config, epochs=3), dataclasses.replace(config, window=2),
+                  dataclasses.replace(config, sg=False)):  # fmt: skip
+        with pytest.raises(ValueError, match="reference must be gensim's Word2Vec trained with"):
+            compare_with_gensim(
+                WIKI_LIKE, config, ours=ours, reference=train_gensim(WIKI_LIKE, other)
+            )
+
+
+def test_train_word2vec_is_the_trained_model_and_the_same_in_a_worker_process():
+    config = Word2VecConfig(vector_size=8, min_count=2, epochs=2, seed=4)
+    here = Word2Vec(WIKI_LIKE, config)
+    here.train(show_progress=False)
+    trained = train_word2vec(WIKI_LIKE, config)
+    assert trained.log.words == here.log.words > 0
+    np.testing.assert_array_equal(trained.W_in, here.W_in)
+    jobs = Jobs([(train_word2vec, (WIKI_LIKE, config))] * 2, workers=2)
+    for model in jobs.results([0, 1]):
+        np.testing.assert_array_equal(model.W_in, here.W_in)
 
 
 def test_time_against_gensim_alternates_one_epoch_each():

@@ -47,12 +47,27 @@ def _plain(value: Any) -> Any:
     return value
 
 
+#: ``myst_nb.ext.glue.GLUE_PREFIX``: the prefix of a hidden glued value's MIME types.
+GLUE_PREFIX = "application/papermill.record/"
+
+
+def _glue(name: str, value: Any) -> None:
+    # What ``myst_nb.glue(name, value, display=False)`` publishes, written here because
+    # importing ``myst_nb.ext.glue`` imports nbformat and with it jsonschema's format
+    # checkers, whose rfc3987 grammar alone takes 3 s to build in every chapter's kernel.
+    # tests/test_prose.py checks that both publish the same display data.
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+
+    bundle, metadata = format_display_data(value)
+    metadata["scrapbook"] = {"name": name, "mime_prefix": GLUE_PREFIX}
+    display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+
+
 def glue_values(**values: Any) -> None:
     """Glue each value under its name for ``{glue:text}`name:format``` in the prose."""
-    from myst_nb import glue
-
     for name, value in values.items():
-        glue(name, _plain(value), display=False)
+        _glue(name, _plain(value))
 
 
 def claim(condition: object, statement: str) -> None:

@@ -58,6 +58,7 @@ __all__ = [
     "time_against_gensim",
     "time_skipgram_and_cbow",
     "train_gensim",
+    "train_word2vec",
 ]
 
 
@@ -629,11 +630,30 @@ def _gensim_settings(config: Word2VecConfig) -> dict[str, Any]:
     }
 
 
+def train_word2vec(sentences: Sequence[Sequence[str]], config: Word2VecConfig) -> Word2Vec:
+    """Our :class:`Word2Vec` built on ``sentences`` and trained with ``config``, without a bar.
+
+    One call that returns the trained model, so that a worker process can run it
+    (:class:`course_utils.runs.Jobs`); seeded by ``config.seed``.
+    """
+    model = Word2Vec(sentences, config)
+    model.train(show_progress=False)
+    return model
+
+
 def train_gensim(sentences: Sequence[Sequence[str]], config: Word2VecConfig) -> Any:
     """gensim's ``Word2Vec`` trained on ``sentences`` with the same settings as ``config``."""
     from gensim.models import Word2Vec as GensimWord2Vec
 
     return GensimWord2Vec([list(s) for s in sentences], **_gensim_settings(config))
+
+
+def _trained_like(reference: Any, config: Word2VecConfig) -> bool:
+    """Whether gensim's model ``reference`` was trained with ``config``'s settings."""
+    settings = _gensim_settings(config)
+    return reference.epochs == config.epochs and all(
+        getattr(reference, name, None) == value for name, value in settings.items()
+    )
 
 
 @dataclass
@@ -647,20 +667,29 @@ class GensimComparison:
 
 
 def compare_with_gensim(
-    sentences: Sequence[Sequence[str]], config: Word2VecConfig, ours: Word2Vec | None = None
+    sentences: Sequence[Sequence[str]],
+    config: Word2VecConfig,
+    ours: Word2Vec | None = None,
+    reference: Any | None = None,
 ) -> GensimComparison:
-    """Train gensim with ``config`` and score it and our model with gensim's evaluation.
+    """Score our model and gensim's, both trained with ``config``, with gensim's evaluation.
 
     ``ours`` is our model already trained on the same sentences with the same
-    config (4장 passes the one it trained); without it, one is trained here.
-    The two vocabularies must agree, so that both are scored on the same pairs.
+    config (4장 passes the one it trained), and ``reference`` gensim's
+    (:func:`train_gensim`); each one not given is trained here. The two
+    vocabularies must agree, so that both are scored on the same pairs.
     """
     if ours is None:
-        ours = Word2Vec(sentences, config)
-        ours.train(show_progress=False)
+        ours = train_word2vec(sentences, config)
     elif ours.config != config or ours.log.words == 0:
         raise ValueError("ours must be a model trained with the same config")
-    reference = train_gensim(sentences, config)
+    if reference is None:
+        reference = train_gensim(sentences, config)
+    elif not _trained_like(reference, config):
+        raise ValueError(
+            f"reference must be gensim's Word2Vec trained with the same config: "
+            f"expected {_gensim_settings(config)}"
+        )
     if set(ours.index_to_key) != set(reference.wv.index_to_key):
         raise ValueError("ours was built from other sentences: the vocabularies differ")
     return GensimComparison(
