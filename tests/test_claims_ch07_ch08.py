@@ -29,6 +29,7 @@ from course_utils.experiments.ch08_lstm_gru import (
     time_recurrent_layers,
 )
 from course_utils.ngram import NGramLM
+from course_utils.runs import Jobs
 from course_utils.sequences import adding_problem
 
 pytestmark = pytest.mark.slow
@@ -81,9 +82,11 @@ def test_clipping_keeps_alive_the_run_that_diverges_without_it():
 
 @pytest.fixture(scope="module")
 def adding_runs():
-    """8장's runs: every cell at every length of this run size, with the chapter's settings."""
-    lengths = ADDING_LENGTHS[run_size()]
-    return {(cell, n): run_adding_problem(cell, n) for n in lengths for cell in CELLS}
+    """8장's runs: every cell at every length of this run size, with the chapter's settings,
+    in worker processes on one thread each, as the chapter runs them (start_chapter_runs)."""
+    keys = [(cell, n) for n in sorted(ADDING_LENGTHS[run_size()], reverse=True) for cell in CELLS]
+    done = Jobs([(run_adding_problem, key) for key in keys]).results(range(len(keys)))
+    return dict(zip(keys, done, strict=True))
 
 
 def test_gated_cells_solve_the_long_adding_problem_where_the_rnn_does_not(adding_runs):
