@@ -650,10 +650,8 @@ def train_gensim(sentences: Sequence[Sequence[str]], config: Word2VecConfig) -> 
 
 def _trained_like(reference: Any, config: Word2VecConfig) -> bool:
     """Whether gensim's model ``reference`` was trained with ``config``'s settings."""
-    settings = _gensim_settings(config)
-    return reference.epochs == config.epochs and all(
-        getattr(reference, name, None) == value for name, value in settings.items()
-    )
+    settings = _gensim_settings(config)  # epochs included
+    return all(getattr(reference, name, None) == value for name, value in settings.items())
 
 
 @dataclass
