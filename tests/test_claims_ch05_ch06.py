@@ -3,7 +3,7 @@
 Each test calls the function its chapter calls, with the chapter's settings
 (the CPU size, ``COURSE_RUN=small``, on the CPU), and checks the sentences the
 chapter checks with ``claim``, so a sentence fails here too if it stops being
-true. Nothing is shortened: the language model trains its full 24 epochs.
+true. Nothing is shortened: the language model trains its full 16 epochs.
 """
 
 import itertools

@@ -285,7 +285,7 @@ def test_char_vocab_and_the_sized_configurations():
 
     vocab = char_vocab(list("abca"))
     assert vocab.tokens == ["<unk>", "a", "b", "c"] and vocab.encode(["z"]) == [0]
-    assert char_lm_config("small").epochs == 24 and char_lm_config("large").epochs == 40
+    assert char_lm_config("small").epochs == 16 and char_lm_config("large").epochs == 40
     with pytest.raises(TypeError, match=r"list\(text\)"):
         char_vocab("abc")
     with pytest.raises(ValueError, match="size must be one of"):

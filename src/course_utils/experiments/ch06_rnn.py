@@ -96,7 +96,7 @@ def char_vocab(train_chars: Sequence[str]) -> Vocab:
 class CharLMConfig:
     """Settings of the character language model; the defaults are the CPU run."""
 
-    epochs: int = 24  # passes over the training text
+    epochs: int = 16  # passes over the training text
     embedding_size: int = 64  # E: a character's vector
     hidden_size: int = 256  # H: the hidden state
     dropout: float = 0.2  # on embeddings and hidden states, while training
@@ -557,4 +557,4 @@ def state_norms(
 
 
 #: Epochs per ``COURSE_RUN`` size: a few minutes on a laptop CPU, or longer on a GPU.
-CHAR_LM_EPOCHS = {"small": 24, "large": 40}
+CHAR_LM_EPOCHS = {"small": 16, "large": 40}

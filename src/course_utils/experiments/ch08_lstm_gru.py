@@ -253,8 +253,8 @@ def time_recurrent_layers(
     return time_forward_backward(layers, x, rounds)
 
 
-#: Epochs per ``COURSE_RUN`` size. The CPU run trains three models, so each gets a
-#: third of 6장's 24 epochs; the large run is 6장's large run (40 epochs) for every cell.
+#: Epochs per ``COURSE_RUN`` size. The CPU run trains three models, so each gets
+#: half of 6장's 16 epochs; the large run is 6장's large run (40 epochs) for every cell.
 CHAR_LM_COMPARISON_EPOCHS = {"small": 8, "large": 40}
 
 
