@@ -92,6 +92,45 @@ def test_check_reports_a_stale_notebook(tmp_path):
     assert exercises.check(tmp_path) == []
 
 
+def test_check_leaves_the_solutions_to_the_grading_tests_unless_asked(
+    monkeypatch, capsys, tmp_path
+):
+    """`make check-exercises` runs `otter assign --no-run-tests`: tests/test_grading.py grades
+    every solution in the sandbox and requires full marks. `--run-tests` puts otter's run back."""
+    asked = []
+
+    def fake_check(root, only=None, run_tests=False):
+        asked.append((only, run_tests))
+        return []
+
+    monkeypatch.setattr(exercises, "check", fake_check)
+    assert exercises.main(["check", "--only", "ch01_nlp_and_sequences"]) == 0
+    assert exercises.main(["check", "--run-tests"]) == 0
+    assert asked == [("ch01_nlp_and_sequences", False), (None, True)]
+    assert "up to date" in capsys.readouterr().out
+
+    commands = []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        raise RuntimeError("stop before otter runs")
+
+    monkeypatch.undo()
+    monkeypatch.setattr(exercises.subprocess, "run", fake_run)
+    (tmp_path / "exercises").mkdir()
+    (tmp_path / "_config.yml").write_text(
+        (ROOT / "_config.yml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    master = MASTERS[0]
+    (tmp_path / "exercises" / master.name).write_text(
+        master.read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    for run_tests in (False, True):
+        with pytest.raises(RuntimeError, match="stop before otter runs"):
+            exercises.check(tmp_path, run_tests=run_tests)
+    assert ["--no-run-tests" in c for c in commands] == [True, False]
+
+
 def test_missing_exercises_folder_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="run from the repository root"):
         exercises.masters(tmp_path)

@@ -123,3 +123,12 @@ def test_an_output_that_cannot_be_written_is_refused_before_grading(tmp_path, ca
     assert main(["grade", str(tmp_path), "--autograder", "none.zip",
                  "--out", str(blocked / "grades.csv")]) == 2  # fmt: skip
     assert "cannot write the results" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", grading.JUDGE_PRELOAD)
+def test_every_module_the_judges_start_with_is_installed(module):
+    """multiprocessing skips a preload it cannot import without a word: a misspelt name would
+    quietly put the seconds of an import back into every submission's grading."""
+    import importlib.util
+
+    assert importlib.util.find_spec(module) is not None, module

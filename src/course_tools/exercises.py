@@ -7,9 +7,12 @@ assign format, with solutions and hidden tests). ``build`` turns each into
 - ``dist/exercises/<chapter>/autograder/<chapter>-autograder_*.zip``: build output
   for grading, never committed or published.
 
-``check`` rebuilds and fails if a committed student notebook is out of date.
+``check`` rebuilds and fails if a committed student notebook is out of date. It does not
+run the solutions (``otter assign --no-run-tests``, unless ``--run-tests``): the test suite
+grades every solution in the grading sandbox and requires full marks
+(``tests/test_grading.py``), which checks more than otter's own run and would repeat it.
 
-Usage: ``python -m course_tools.exercises build|check [--root DIR]``.
+Usage: ``python -m course_tools.exercises build|check [--root DIR] [--only NAME] [--run-tests]``.
 """
 
 from __future__ import annotations
@@ -437,14 +440,18 @@ def _outputs(root: Path, master: Path, dressed: dict[str, Any]) -> dict[Path, st
     }
 
 
-def check(root: Path, only: str | None = None) -> list[str]:
+def check(root: Path, only: str | None = None, run_tests: bool = False) -> list[str]:
     """Assign every master into ``dist/`` and list the committed files (student notebooks,
-    shipped public tests) that differ from what :func:`build` would write."""
+    shipped public tests) that differ from what :func:`build` would write.
+
+    ``run_tests=False`` (the default) skips otter's run of each solution against its tests;
+    what ``assign`` writes is the same either way.
+    """
     root = Path(root)
     stale = []
     url = repository_url(root)
     for master in _selected(root, only):
-        result = assign(master, root / DIST_DIR / master.stem)
+        result = assign(master, root / DIST_DIR / master.stem, run_tests=run_tests)
         for path, text in _outputs(root, master, dressed_student_notebook(result, url)).items():
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
                 stale.append(str(path.relative_to(root)))
@@ -460,12 +467,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["build", "check"])
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
     parser.add_argument("--only", help="one exercise, e.g. ch06_rnn (default: all)")
+    parser.add_argument(
+        "--run-tests",
+        action="store_true",
+        help="check: also let otter run each solution against its tests (build always does)",
+    )
     args = parser.parse_args(argv)
     if args.command == "build":
         for result in build(args.root, only=args.only):
             print(f"{result.name}: {NOTEBOOKS_DIR}/{result.name}.ipynb, {result.autograder_zip}")
         return 0
-    stale = check(args.root, only=args.only)
+    stale = check(args.root, only=args.only, run_tests=args.run_tests)
     if stale:
         print(
             "student notebooks out of date with their masters: " + ", ".join(stale), file=sys.stderr

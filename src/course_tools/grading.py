@@ -530,11 +530,34 @@ def grade_submission(
 JUDGE_SLACK_S = 120.0  # the grader's own test time on top of the submission's
 
 
+#: What every judge starts with: the forkserver imports these once and each judge is a fork
+#: of it. Besides the grader's own modules, the libraries that the course's hidden tests
+#: compare answers with and that take seconds to import (transformers' GPT-2 and BERT about
+#: 6 s beyond torch, sentence-transformers 9 s, peft 5 s, NLTK 4 s, gensim 2 s on the
+#: course's 2-core machine), which a judge would otherwise import again for every
+#: submission. They live in the judge only: the submission's sandbox is a process of its
+#: own. One that is not installed is skipped (multiprocessing ignores its ImportError).
+JUDGE_PRELOAD = [
+    "course_tools.grading",
+    "numpy",
+    "torch",
+    "otter.test_files",
+    "nltk",
+    "gensim.models",
+    "transformers.models.gpt2.modeling_gpt2",
+    "transformers.models.bert.modeling_bert",
+    "transformers.models.albert.modeling_albert",
+    "transformers.generation.logits_process",
+    "sentence_transformers",
+    "peft",
+]
+
+
 def _judge_context() -> Any:
     import multiprocessing
 
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["course_tools.grading", "numpy", "torch", "otter.test_files"])
+    context.set_forkserver_preload(JUDGE_PRELOAD)
     return context
 
 
