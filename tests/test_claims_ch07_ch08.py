@@ -22,10 +22,10 @@ from course_utils.experiments.ch07_bptt import (
 )
 from course_utils.experiments.ch08_lstm_gru import (
     ADDING_LENGTHS,
+    adding_problem_run,
     char_lm_comparison_config,
     input_sensitivity,
-    run_adding_problem,
-    run_char_language_models,
+    language_model_run,
     time_recurrent_layers,
 )
 from course_utils.ngram import NGramLM
@@ -83,9 +83,10 @@ def test_clipping_keeps_alive_the_run_that_diverges_without_it():
 @pytest.fixture(scope="module")
 def adding_runs():
     """8장's runs: every cell at every length of this run size, with the chapter's settings,
-    in worker processes on one thread each, as the chapter runs them (start_chapter_runs)."""
+    in worker processes on one thread each, as the chapter runs them (start_chapter_runs):
+    trained here, or loaded from the result cache where the book's build left them."""
     keys = [(cell, n) for n in sorted(ADDING_LENGTHS[run_size()], reverse=True) for cell in CELLS]
-    done = Jobs([(run_adding_problem, key) for key in keys]).results(range(len(keys)))
+    done = Jobs([(adding_problem_run, key) for key in keys]).results(range(len(keys)))
     return dict(zip(keys, done, strict=True))
 
 
@@ -133,9 +134,9 @@ def test_on_chapter_6s_task_the_lstm_trails_and_no_cell_reaches_the_n_grams():
     """
     train, held_out = korean_char_split()
     config = char_lm_comparison_config("small")
-    runs = run_char_language_models(
-        train, held_out, config=config, device="cpu", show_progress=False
-    ).runs
+    # as the chapter runs them (one thread each, in workers): trained, or the book's from the cache
+    done = Jobs([(language_model_run, (cell, config)) for cell in CELLS]).results(range(3))
+    runs = {cell: comparison.runs[cell] for cell, comparison in zip(CELLS, done, strict=True)}
     ppl = {cell: run.perplexity for cell, run in runs.items()}
     kn3, kn4 = (NGramLM(train, n).perplexity(held_out) for n in (3, 4))
     assert ppl["lstm"] > 1.05 * max(ppl["rnn"], ppl["gru"])

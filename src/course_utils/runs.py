@@ -12,8 +12,8 @@ cannot be written is warned about, and the result is computed again next time.
 :func:`worker_pool` starts the processes that train several such results at
 once, one per core, each single-threaded like the chapter (the thread count
 is part of the key, so a worker's result is the one the chapter would load).
-:class:`Jobs` runs independent experiments that need no cache (8장's) the
-same way, returning their results to the chapter.
+:class:`Jobs` runs independent experiments the same way, returning their
+results to the chapter (4장's, and 8장's, which keep them with :func:`cached`).
 """
 
 from __future__ import annotations

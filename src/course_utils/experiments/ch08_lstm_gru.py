@@ -5,7 +5,8 @@ LSTM and the GRU on long dependencies), :func:`time_forward_backward` and
 :func:`time_recurrent_layers` (our layers against torch's), and
 :func:`run_char_language_models` (8장's character language models).
 :func:`start_chapter_runs` starts the chapter's independent trainings at once,
-one worker process per core.
+one worker process per core; :func:`adding_problem_run` and :func:`language_model_run` keep
+each in the result cache, so that the claims tests load the chapter's runs.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from course_utils.device import (
 )
 from course_utils.experiments.ch06_rnn import (
     CharLMConfig,
+    _text_digest,
     char_lm_config,
     train_char_lm,
 )
@@ -60,8 +62,10 @@ __all__ = [
     "CharLMComparison",
     "CharLMRun",
     "Timing",
+    "adding_problem_run",
     "char_lm_comparison_config",
     "input_sensitivity",
+    "language_model_run",
     "run_adding_problem",
     "run_char_language_models",
     "start_chapter_runs",
@@ -356,11 +360,64 @@ def run_char_language_models(
 # ---------------------------------------------------------------------------
 
 
-def _language_model_job(cell: str, config: CharLMConfig) -> CharLMComparison:
+# The chapter's trainings are kept in the result cache (course_utils.runs), like 9-12장's, under
+# a key made of the package's code, torch, the thread count, the device and the settings: the
+# chapter, its claims test (tests/test_claims_ch07_ch08.py, on one thread in workers as here)
+# and a second run of the chapter all load one training instead of repeating it.
+
+_ADDING_FIELDS = (
+    "test_mse", "seconds", "parameters", "curve", "steps", "hidden_size", "batch_size", "lr",
+    "clip_norm", "test_size",
+)  # fmt: skip
+_LANGUAGE_MODEL_FIELDS = ("perplexity", "parameters", "recurrent_parameters", "seconds")
+
+
+def adding_problem_run(cell: str, length: int) -> AddingResult:
+    """:func:`run_adding_problem` with its defaults (the chapter's settings) for ``cell`` and
+    ``length``, trained once and then loaded from the result cache (the same weights, curve and
+    test MSE; ``seconds`` is the training's)."""
+
+    def train() -> dict[str, Any]:
+        result = run_adding_problem(cell, length)
+        record = {name: getattr(result, name) for name in _ADDING_FIELDS}
+        return {"state": result.model.state_dict(), **record}
+
+    saved, _ = runs.cached("adding-problem", (cell, length), train)
+    model = SequenceRegressor(cell, 2, saved["hidden_size"], builtin=True)
+    model.load_state_dict(saved["state"])
+    return AddingResult(cell, length, model=model, **{name: saved[name] for name in _ADDING_FIELDS})
+
+
+def language_model_run(cell: str, config: CharLMConfig) -> CharLMComparison:
+    """:func:`run_char_language_models` for one ``cell`` on 6장's text, trained once and then
+    loaded from the result cache (the same weights, history and perplexity)."""
     train_chars, held_out_chars = korean_char_split()
-    return run_char_language_models(
-        train_chars, held_out_chars, (cell,), config, device=None, show_progress=False
+
+    def train() -> dict[str, Any]:
+        run = run_char_language_models(
+            train_chars, held_out_chars, (cell,), config, device=None, show_progress=False
+        ).runs[cell]
+        return {
+            "state": run.model.state_dict(),
+            "vocab_size": run.model.vocab_size,
+            "history": dataclasses.asdict(run.history),
+            **{name: getattr(run, name) for name in _LANGUAGE_MODEL_FIELDS},
+        }
+
+    text = _text_digest(train_chars, held_out_chars)
+    saved, _ = runs.cached("char-lm-comparison", (text, dataclasses.asdict(config), cell), train)
+    layer = _LANGUAGE_MODEL_LAYERS[cell](
+        config.embedding_size, config.hidden_size, batch_first=True
     )
+    model = RNNLanguageModel(saved["vocab_size"], layer, dropout=config.dropout)  # type: ignore[arg-type]
+    model.load_state_dict(saved["state"])
+    run = CharLMRun(
+        cell=cell,
+        history=History(**saved["history"]),
+        model=model.to(get_device()),
+        **{name: saved[name] for name in _LANGUAGE_MODEL_FIELDS},
+    )
+    return CharLMComparison(config=config, runs={cell: run})
 
 
 class ChapterRuns:
@@ -377,9 +434,9 @@ class ChapterRuns:
         # the longest sequences first: the slowest runs start before the rest
         self.adding_keys = [(c, n) for n in sorted(self.lengths, reverse=True) for c in self.cells]
         jobs: list[tuple[Any, tuple[Any, ...]]] = [
-            (run_adding_problem, k) for k in self.adding_keys
+            (adding_problem_run, k) for k in self.adding_keys
         ]
-        jobs += [(_language_model_job, (cell, config)) for cell in _LANGUAGE_MODEL_LAYERS]
+        jobs += [(language_model_run, (cell, config)) for cell in _LANGUAGE_MODEL_LAYERS]
         self.jobs = runs.Jobs(jobs)
 
     def adding_problem(self) -> dict[tuple[str, int], AddingResult]:
