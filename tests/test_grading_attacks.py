@@ -515,7 +515,8 @@ def target(tmp_path_factory):
     from course_tools import exercises
 
     master = ROOT / "tests" / "data" / "attack_target_ch06_rnn.md"
-    assignment = exercises.assign(master, tmp_path_factory.mktemp("attack-target"))
+    # otter need not run the solution: the victim below is the solution, graded in the sandbox
+    assignment = exercises.assign(master, tmp_path_factory.mktemp("attack-target"), run_tests=False)
     blank = exercises.dressed_student_notebook(assignment, exercises.repository_url(ROOT))
     return assignment, blank
 
