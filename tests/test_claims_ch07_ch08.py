@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from course_utils.datasets import korean_char_split
-from course_utils.device import run_size
+from course_utils.device import DEVICE_ENV, run_size
 from course_utils.experiments.ch07_bptt import (
     gradient_norm_sweep,
     run_clipping,
@@ -125,13 +125,14 @@ def test_hand_written_backward_is_faster_than_autograd_and_slower_than_torch():
     assert timing.ratio("GRU", "LSTM") > 1.2  # our GRU has no hand-written backward
 
 
-def test_on_chapter_6s_task_the_lstm_trails_and_no_cell_reaches_the_n_grams():
+def test_on_chapter_6s_task_the_lstm_trails_and_no_cell_reaches_the_n_grams(monkeypatch):
     """8장: 6장's character language model, the chapter's CPU run (every cell the same epochs).
 
     The LSTM highest (by more than 5 %; the GRU-RNN order is not claimed, it changes
     with the seed), all three far from
     the Kneser-Ney 3- and 4-gram, the parameter ratios, and the curves of the figure.
     """
+    monkeypatch.setenv(DEVICE_ENV, "cpu")  # the chapter's CPU run, on a GPU machine too
     train, held_out = korean_char_split()
     config = char_lm_comparison_config("small")
     # as the chapter runs them (one thread each, in workers): trained, or the book's from the cache

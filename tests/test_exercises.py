@@ -104,9 +104,13 @@ def test_check_leaves_the_solutions_to_the_grading_tests_unless_asked(
         return []
 
     monkeypatch.setattr(exercises, "check", fake_check)
+    monkeypatch.setattr(exercises, "_sandbox_available", lambda: True)
     assert exercises.main(["check", "--only", "ch01_nlp_and_sequences"]) == 0
     assert exercises.main(["check", "--run-tests"]) == 0
-    assert asked == [("ch01_nlp_and_sequences", False), (None, True)]
+    # without the sandbox the grading tests are skipped: otter must run the solutions then
+    monkeypatch.setattr(exercises, "_sandbox_available", lambda: False)
+    assert exercises.main(["check"]) == 0
+    assert asked == [("ch01_nlp_and_sequences", False), (None, True), (None, True)]
     assert "up to date" in capsys.readouterr().out
 
     commands = []
@@ -115,6 +119,15 @@ def test_check_leaves_the_solutions_to_the_grading_tests_unless_asked(
         commands.append(command)
         raise RuntimeError("stop before otter runs")
 
+    monkeypatch.undo()
+    from course_tools import sandbox
+
+    def unavailable():
+        raise sandbox.SandboxUnavailable("bubblewrap (bwrap) is not installed")
+
+    monkeypatch.setattr(sandbox, "isolation", unavailable)
+    assert exercises._sandbox_available() is False
+    assert "otter runs the solutions here" in capsys.readouterr().out
     monkeypatch.undo()
     monkeypatch.setattr(exercises.subprocess, "run", fake_run)
     (tmp_path / "exercises").mkdir()

@@ -125,10 +125,28 @@ def test_an_output_that_cannot_be_written_is_refused_before_grading(tmp_path, ca
     assert "cannot write the results" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module", grading.JUDGE_PRELOAD)
-def test_every_module_the_judges_start_with_is_installed(module):
-    """multiprocessing skips a preload it cannot import without a word: a misspelt name would
-    quietly put the seconds of an import back into every submission's grading."""
-    import importlib.util
+def test_every_judge_starts_with_the_libraries_the_hidden_tests_use():
+    """multiprocessing would skip a preload it cannot import without a word, and a misspelt
+    or broken name would quietly put the seconds of an import back into every submission's
+    grading: a judge's process holds every module of JUDGE_PRELOAD."""
+    with grading._judge_context().Pool(1) as pool:
+        assert pool.apply(grading.preload_report) == {}
+    assert "transformers.models.gpt2.modeling_gpt2" in grading.JUDGE_PRELOAD
 
-    assert importlib.util.find_spec(module) is not None, module
+
+def test_a_library_that_fails_to_import_is_left_out_of_the_judges(monkeypatch):
+    """An error other than ImportError would stop multiprocessing's forkserver and every judge."""
+    import importlib
+
+    original = importlib.import_module
+
+    def import_module(name):
+        if name == "a_broken_library":
+            raise RuntimeError("this version of the library is broken")
+        return original(name)
+
+    monkeypatch.setattr(importlib, "import_module", import_module)
+    broken = {"a_broken_library": "RuntimeError: this version of the library is broken"}
+    assert grading.preload(["json", "a_broken_library", "csv"]) == broken
+    monkeypatch.setattr(grading, "JUDGE_PRELOAD", ["json", "a_broken_library"])
+    assert grading.preload_report() == {"a_broken_library": "not imported"}

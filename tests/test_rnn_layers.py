@@ -196,45 +196,54 @@ def test_adding_problem_runner_is_seeded_and_validates_steps():
         run_adding_problem("rnn", 6, steps=5)
 
 
+@pytest.mark.usefixtures(
+    "one_torch_thread"
+)  # the chapter's workers' setting, and fast beside others
 def test_chapter_runs_are_trained_once_and_loaded_the_same(tmp_path, monkeypatch):
     """8장's trainings go through the result cache: the second call loads what the first
-    trained (weights, curve, scores), so the chapter and its claims test share one run."""
+    trained (weights, curve, scores, the model's mode) without training, so the chapter and
+    its claims test share one run; 13장 still finds the language model's summary."""
     import dataclasses
 
     from course_utils.datasets import korean_char_split
-    from course_utils.experiments.ch08_lstm_gru import (
-        adding_problem_run,
-        char_lm_comparison_config,
-        language_model_run,
-        run_adding_problem,
-        run_char_language_models,
-    )
+    from course_utils.device import DEVICE_ENV
+    from course_utils.experiments import ch08_lstm_gru
+    from course_utils.experiments.ch06_rnn import char_lm_summary
 
     monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
-    trained = adding_problem_run("rnn", 8)
-    assert [p.name.split("-")[:2] for p in tmp_path.iterdir()] == [["adding", "problem"]]
-    loaded = adding_problem_run("rnn", 8)
-    fresh = run_adding_problem("rnn", 8)
+    monkeypatch.setenv(DEVICE_ENV, "cpu")
+    config = dataclasses.replace(ch08_lstm_gru.char_lm_comparison_config("small"), epochs=1)
+    trained = ch08_lstm_gru.adding_problem_run("rnn", 8)
+    trained_lm = ch08_lstm_gru.language_model_run("rnn", config).runs["rnn"]
+    fresh = ch08_lstm_gru.run_adding_problem("rnn", 8)
+    fresh_lm = ch08_lstm_gru.run_char_language_models(
+        *korean_char_split(), ("rnn",), config, show_progress=False
+    ).runs["rnn"]
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a cached run was trained again")
+
+    monkeypatch.setattr(ch08_lstm_gru, "run_adding_problem", no_training)
+    monkeypatch.setattr(ch08_lstm_gru, "run_char_language_models", no_training)
+    loaded = ch08_lstm_gru.adding_problem_run("rnn", 8)
+    loaded_lm = ch08_lstm_gru.language_model_run("rnn", config).runs["rnn"]
+    kinds = sorted(p.name.rsplit("-", 1)[0] for p in tmp_path.glob("*.pt"))
+    assert kinds == ["adding-problem", "char-lm-comparison", "char-lm-summary"]
+    assert char_lm_summary(*korean_char_split(), config, "RNN") is not None  # what 13장 reads
+
     x = torch.randn(5, 8, 2)
     for run in (trained, loaded):
         assert (run.test_mse, run.curve, run.steps) == (fresh.test_mse, fresh.curve, fresh.steps)
+        assert run.model.training == fresh.model.training
         assert torch.equal(run.model(x), fresh.model(x))
-
-    config = dataclasses.replace(char_lm_comparison_config("small"), epochs=1)
-    language_model_run("rnn", config)
-    loaded_lm = language_model_run("rnn", config).runs["rnn"]
-    assert len(list(tmp_path.glob("char-lm-comparison-*.pt"))) == 1
-    fresh_lm = run_char_language_models(
-        *korean_char_split(), ("rnn",), config, show_progress=False
-    ).runs["rnn"]
     fields = ("perplexity", "parameters", "recurrent_parameters")
-    assert [getattr(loaded_lm, f) for f in fields] == [getattr(fresh_lm, f) for f in fields]
-    for curve in ("train_loss", "val_loss", "grad_norm"):  # all but the seconds it took
-        assert getattr(loaded_lm.history, curve) == getattr(fresh_lm.history, curve)
     ids = torch.randint(0, fresh_lm.model.vocab_size, (2, 7))
-    loaded_lm.model.eval()
-    fresh_lm.model.eval()
-    assert torch.equal(loaded_lm.model(ids)[0], fresh_lm.model(ids)[0])
+    for run in (trained_lm, loaded_lm):
+        assert [getattr(run, f) for f in fields] == [getattr(fresh_lm, f) for f in fields]
+        for curve in ("train_loss", "val_loss", "grad_norm"):  # all but the seconds it took
+            assert getattr(run.history, curve) == getattr(fresh_lm.history, curve)
+        assert run.model.training == fresh_lm.model.training
+        assert torch.equal(run.model(ids)[0], fresh_lm.model(ids)[0])
 
 
 def test_readable_cells_match_torch_cells():

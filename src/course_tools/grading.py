@@ -530,13 +530,14 @@ def grade_submission(
 JUDGE_SLACK_S = 120.0  # the grader's own test time on top of the submission's
 
 
-#: What every judge starts with: the forkserver imports these once and each judge is a fork
-#: of it. Besides the grader's own modules, the libraries that the course's hidden tests
-#: compare answers with and that take seconds to import (transformers' GPT-2 and BERT about
-#: 6 s beyond torch, sentence-transformers 9 s, peft 5 s, NLTK 4 s, gensim 2 s on the
-#: course's 2-core machine), which a judge would otherwise import again for every
-#: submission. They live in the judge only: the submission's sandbox is a process of its
-#: own. One that is not installed is skipped (multiprocessing ignores its ImportError).
+#: What every judge starts with: the forkserver imports these once
+#: (:mod:`course_tools.judge_preload`) and each judge is a fork of it. Besides the grader's
+#: own modules, the libraries that the course's hidden tests compare answers with and that
+#: take seconds to import (transformers' GPT-2 and BERT about 6 s beyond torch,
+#: sentence-transformers 9 s, peft 5 s, NLTK 4 s, gensim 2 s on the course's 2-core machine),
+#: which a judge would otherwise import again for every submission. They live in the judge
+#: only: the submission's sandbox is a process of its own. One that fails to import is
+#: left out, and only the questions whose tests need it see the error.
 JUDGE_PRELOAD = [
     "course_tools.grading",
     "numpy",
@@ -553,11 +554,36 @@ JUDGE_PRELOAD = [
 ]
 
 
+def preload(names: list[str]) -> dict[str, str]:
+    """Import each module of ``names``; those that fail, with their errors (the rest loaded)."""
+    import importlib
+
+    failed = {}
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # one broken library must not stop the grader
+            failed[name] = f"{type(error).__name__}: {error}"
+    return failed
+
+
+def preload_report() -> dict[str, str]:
+    """The modules of :data:`JUDGE_PRELOAD` this process lacks, with why: empty in a judge
+    whose forkserver loaded them all."""
+    import sys
+
+    module = sys.modules.get("course_tools.judge_preload")
+    failed = {} if module is None else module.FAILED
+    return {
+        name: failed.get(name, "not imported") for name in JUDGE_PRELOAD if name not in sys.modules
+    }
+
+
 def _judge_context() -> Any:
     import multiprocessing
 
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(JUDGE_PRELOAD)
+    context.set_forkserver_preload(["course_tools.judge_preload"])
     return context
 
 

@@ -411,6 +411,7 @@ def language_model_run(cell: str, config: CharLMConfig) -> CharLMComparison:
     )
     model = RNNLanguageModel(saved["vocab_size"], layer, dropout=config.dropout)  # type: ignore[arg-type]
     model.load_state_dict(saved["state"])
+    model.eval()  # as training leaves it (the held-out perplexity is measured last)
     run = CharLMRun(
         cell=cell,
         history=History(**saved["history"]),
