@@ -66,6 +66,7 @@ __all__ = [
     "TemperatureSamples",
     "char_lm_config",
     "char_lm_summary",
+    "char_text_digest",
     "char_vocab",
     "encode_lines",
     "line_classifier_score",
@@ -200,11 +201,13 @@ def train_char_lm(
 def _summary_path(
     train_chars: Sequence[str], held_out_chars: Sequence[str], config: CharLMConfig, layer: str
 ) -> Path | None:
-    recipe = (_text_digest(train_chars, held_out_chars), dataclasses.asdict(config), layer)
+    recipe = (char_text_digest(train_chars, held_out_chars), dataclasses.asdict(config), layer)
     return runs.cache_path("char-lm-summary", recipe, any_threads=True)
 
 
-def _text_digest(train_chars: Sequence[str], held_out_chars: Sequence[str]) -> str:
+def char_text_digest(train_chars: Sequence[str], held_out_chars: Sequence[str]) -> str:
+    """A SHA-256 of the training and held-out characters: what the cached runs of 6장 and 8장
+    name as their text."""
     text = hashlib.sha256("".join(train_chars).encode() + b"\0" + "".join(held_out_chars).encode())
     return text.hexdigest()
 
@@ -392,8 +395,8 @@ def run_spacing_tagger(
         vocab=vocab,
         model=model,
     )
-    settings = (_text_digest(train_chars, held_out_chars), epochs, num_steps, batch_size, lr, seed,
-                target.type)  # fmt: skip
+    text = char_text_digest(train_chars, held_out_chars)
+    settings = (text, epochs, num_steps, batch_size, lr, seed, target.type)
     _record("spacing-tagger-summary", settings, result, ("accuracy", "all_joined"))
     return result
 
@@ -403,7 +406,7 @@ def spacing_tagger_score(
 ) -> tuple[float, float]:
     """(accuracy, all_joined) of :func:`run_spacing_tagger` on this text with its default
     settings: what it recorded when it ran (6장, on whatever thread count), else trained here."""
-    text = _text_digest(train_chars, held_out_chars)
+    text = char_text_digest(train_chars, held_out_chars)
     settings = (text, *_SPACING_DEFAULTS, get_device().type)
     return _recorded_or_run("spacing-tagger-summary", settings, ("accuracy", "all_joined"),
                             lambda: run_spacing_tagger(train_chars, held_out_chars,

@@ -32,8 +32,8 @@ from course_utils.device import (
 )
 from course_utils.experiments.ch06_rnn import (
     CharLMConfig,
-    _text_digest,
     char_lm_config,
+    char_text_digest,
     train_char_lm,
 )
 from course_utils.lstm import (
@@ -404,7 +404,7 @@ def language_model_run(cell: str, config: CharLMConfig) -> CharLMComparison:
             **{name: getattr(run, name) for name in _LANGUAGE_MODEL_FIELDS},
         }
 
-    text = _text_digest(train_chars, held_out_chars)
+    text = char_text_digest(train_chars, held_out_chars)
     saved, _ = runs.cached("char-lm-comparison", (text, dataclasses.asdict(config), cell), train)
     layer = _LANGUAGE_MODEL_LAYERS[cell](
         config.embedding_size, config.hidden_size, batch_first=True
