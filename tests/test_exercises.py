@@ -73,16 +73,22 @@ def test_autograder_holds_hidden_tests_and_korean_messages(assignments, name):
     assert all("통과했습니다" in source for source in tests.values())
 
 
-def test_check_reports_a_stale_notebook(tmp_path):
-    (tmp_path / "exercises").mkdir()
-    (tmp_path / "notebooks").mkdir()
-    (tmp_path / "_config.yml").write_text(
+def _root_with_one_master(root):
+    """A repository at ``root`` with the first master and the book's _config.yml; the master."""
+    (root / "exercises").mkdir()
+    (root / "_config.yml").write_text(
         (ROOT / "_config.yml").read_text(encoding="utf-8"), encoding="utf-8"
     )
     master = MASTERS[0]
-    (tmp_path / "exercises" / master.name).write_text(
+    (root / "exercises" / master.name).write_text(
         master.read_text(encoding="utf-8"), encoding="utf-8"
     )
+    return master
+
+
+def test_check_reports_a_stale_notebook(tmp_path):
+    master = _root_with_one_master(tmp_path)
+    (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / f"{master.stem}.ipynb").write_text("{}", encoding="utf-8")
     assert exercises.check(tmp_path) == [
         f"notebooks/{master.stem}.ipynb",  # stale
@@ -92,11 +98,10 @@ def test_check_reports_a_stale_notebook(tmp_path):
     assert exercises.check(tmp_path) == []
 
 
-def test_check_leaves_the_solutions_to_the_grading_tests_unless_asked(
-    monkeypatch, capsys, tmp_path
-):
+def test_check_leaves_the_solutions_to_the_grading_tests_unless_asked(monkeypatch, capsys):
     """`make check-exercises` runs `otter assign --no-run-tests`: tests/test_grading.py grades
-    every solution in the sandbox and requires full marks. `--run-tests` puts otter's run back."""
+    every solution in the sandbox and requires full marks. `--run-tests`, or a machine where
+    the sandbox cannot start (the grading tests are skipped there), puts otter's run back."""
     asked = []
 
     def fake_check(root, only=None, run_tests=False):
@@ -107,19 +112,13 @@ def test_check_leaves_the_solutions_to_the_grading_tests_unless_asked(
     monkeypatch.setattr(exercises, "_sandbox_available", lambda: True)
     assert exercises.main(["check", "--only", "ch01_nlp_and_sequences"]) == 0
     assert exercises.main(["check", "--run-tests"]) == 0
-    # without the sandbox the grading tests are skipped: otter must run the solutions then
     monkeypatch.setattr(exercises, "_sandbox_available", lambda: False)
     assert exercises.main(["check"]) == 0
     assert asked == [("ch01_nlp_and_sequences", False), (None, True), (None, True)]
     assert "up to date" in capsys.readouterr().out
 
-    commands = []
 
-    def fake_run(command, **kwargs):
-        commands.append(command)
-        raise RuntimeError("stop before otter runs")
-
-    monkeypatch.undo()
+def test_without_the_sandbox_check_says_that_otter_runs_the_solutions(monkeypatch, capsys):
     from course_tools import sandbox
 
     def unavailable():
@@ -128,16 +127,17 @@ def test_check_leaves_the_solutions_to_the_grading_tests_unless_asked(
     monkeypatch.setattr(sandbox, "isolation", unavailable)
     assert exercises._sandbox_available() is False
     assert "otter runs the solutions here" in capsys.readouterr().out
-    monkeypatch.undo()
+
+
+def test_check_passes_no_run_tests_to_otter_unless_asked(monkeypatch, tmp_path):
+    commands = []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        raise RuntimeError("stop before otter runs")
+
     monkeypatch.setattr(exercises.subprocess, "run", fake_run)
-    (tmp_path / "exercises").mkdir()
-    (tmp_path / "_config.yml").write_text(
-        (ROOT / "_config.yml").read_text(encoding="utf-8"), encoding="utf-8"
-    )
-    master = MASTERS[0]
-    (tmp_path / "exercises" / master.name).write_text(
-        master.read_text(encoding="utf-8"), encoding="utf-8"
-    )
+    _root_with_one_master(tmp_path)
     for run_tests in (False, True):
         with pytest.raises(RuntimeError, match="stop before otter runs"):
             exercises.check(tmp_path, run_tests=run_tests)

@@ -196,13 +196,12 @@ def test_adding_problem_runner_is_seeded_and_validates_steps():
         run_adding_problem("rnn", 6, steps=5)
 
 
-@pytest.mark.usefixtures(
-    "one_torch_thread"
-)  # the chapter's workers' setting, and fast beside others
+@pytest.mark.usefixtures("one_torch_thread")
 def test_chapter_runs_are_trained_once_and_loaded_the_same(tmp_path, monkeypatch):
     """8장's trainings go through the result cache: the second call loads what the first
     trained (weights, curve, scores, the model's mode) without training, so the chapter and
-    its claims test share one run; 13장 still finds the language model's summary."""
+    its claims test share one run; 13장 still finds the language model's summary. One torch
+    thread, as the chapter's workers train."""
     import dataclasses
 
     from course_utils.datasets import korean_char_split

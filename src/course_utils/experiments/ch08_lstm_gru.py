@@ -399,17 +399,16 @@ def language_model_run(cell: str, config: CharLMConfig) -> CharLMComparison:
         ).runs[cell]
         return {
             "state": run.model.state_dict(),
-            "vocab_size": run.model.vocab_size,
             "history": dataclasses.asdict(run.history),
             **{name: getattr(run, name) for name in _LANGUAGE_MODEL_FIELDS},
         }
 
     text = char_text_digest(train_chars, held_out_chars)
     saved, _ = runs.cached("char-lm-comparison", (text, dataclasses.asdict(config), cell), train)
-    layer = _LANGUAGE_MODEL_LAYERS[cell](
-        config.embedding_size, config.hidden_size, batch_first=True
-    )
-    model = RNNLanguageModel(saved["vocab_size"], layer, dropout=config.dropout)  # type: ignore[arg-type]
+    layer = functools.partial(_LANGUAGE_MODEL_LAYERS[cell], batch_first=True)  # as trained
+    vocab_size = saved["state"]["embedding.weight"].shape[0]
+    recurrent = layer(config.embedding_size, config.hidden_size)
+    model = RNNLanguageModel(vocab_size, recurrent, dropout=config.dropout)  # type: ignore[arg-type]
     model.load_state_dict(saved["state"])
     model.eval()  # as training leaves it (the held-out perplexity is measured last)
     run = CharLMRun(
