@@ -14,10 +14,10 @@ import pytest
 from course_utils.datasets import korean_char_split
 from course_utils.experiments.ch06_rnn import (
     char_lm_config,
+    char_lm_run,
     run_line_classifier,
     run_spacing_tagger,
     sample_at_temperatures,
-    train_char_lm,
 )
 from course_utils.ngram import NGramLM, compare_smoothing
 
@@ -31,8 +31,9 @@ def chars():
 
 @pytest.fixture(scope="module")
 def char_lm(chars):
-    """6장's language model, trained once for the tests below as the chapter trains it."""
-    return train_char_lm(*chars, char_lm_config("small"), device="cpu", show_progress=False)
+    """6장's language model on the CPU: the chapter's run when it kept one, else trained here
+    as the chapter trains it."""
+    return char_lm_run(*chars, char_lm_config("small"))
 
 
 def test_kneser_ney_beats_add_k_and_improves_up_to_four_grams(chars):

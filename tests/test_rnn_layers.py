@@ -245,6 +245,45 @@ def test_chapter_runs_are_trained_once_and_loaded_the_same(tmp_path, monkeypatch
         assert torch.equal(run.model(ids)[0], fresh_lm.model(ids)[0])
 
 
+@pytest.mark.usefixtures("one_torch_thread")
+def test_chapter_6s_language_model_is_read_back_as_trained(tmp_path, monkeypatch):
+    """What 6장's train_char_lm keeps, char_lm_run reads back without training (weights,
+    history, perplexity, seconds, the model's mode); its claims test reads the chapter's run
+    this way. On another device or configuration nothing is read: it trains."""
+    import dataclasses
+
+    from course_utils.datasets import korean_char_split
+    from course_utils.experiments import ch06_rnn
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    train, held_out = korean_char_split()
+    train, held_out = train[:20_000], held_out[:4_000]
+    config = dataclasses.replace(ch06_rnn.char_lm_config("small"), epochs=2, hidden_size=32)
+    trained = ch06_rnn.train_char_lm(train, held_out, config, "cpu", show_progress=False)
+    real_training = ch06_rnn.train_char_lm
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a kept run was trained again")
+
+    monkeypatch.setattr(ch06_rnn, "train_char_lm", no_training)
+    loaded = ch06_rnn.char_lm_run(train, held_out, config)
+    assert (loaded.perplexity, loaded.seconds, loaded.parameters) == (
+        trained.perplexity,
+        trained.seconds,
+        trained.parameters,
+    )
+    assert loaded.history == trained.history and loaded.config == trained.config
+    assert list(loaded.vocab) == list(trained.vocab)
+    assert loaded.model.training == trained.model.training
+    ids = torch.randint(0, len(trained.vocab), (2, 9))
+    assert torch.equal(loaded.model(ids)[0], trained.model(ids)[0])
+    with pytest.raises(AssertionError, match="trained again"):  # another configuration
+        ch06_rnn.char_lm_run(train, held_out, dataclasses.replace(config, seed=1))
+    monkeypatch.setattr(ch06_rnn, "train_char_lm", real_training)
+    again = ch06_rnn.char_lm_run(train, held_out, dataclasses.replace(config, epochs=1))
+    assert len(again.history.train_loss) == 1
+
+
 def test_readable_cells_match_torch_cells():
     """lstm_cell and gru_cell are the equations the book shows; they equal torch's cells."""
     from course_utils.lstm import (

@@ -381,6 +381,41 @@ def test_compare_with_gensim_takes_a_reference_trained_elsewhere_only_with_the_s
             )
 
 
+def test_a_comparisons_scores_are_kept_and_read_back_without_training(tmp_path, monkeypatch):
+    """4장 keeps its comparison's scores and loss; comparison_scores reads them back (the
+    claims test reads the chapter's comparison this way) and compares anew for another
+    config or other sentences."""
+    from course_utils import word2vec
+    from course_utils.experiments.ch04_word2vec import comparison_scores, keep_comparison
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    config = Word2VecConfig(vector_size=8, min_count=2, epochs=3, seed=2)
+    comparison = compare_with_gensim(WIKI_LIKE, config)
+    with pytest.raises(ValueError, match="trained with"):
+        keep_comparison(WIKI_LIKE, dataclasses.replace(config, seed=3), comparison)
+    keep_comparison(WIKI_LIKE, config, comparison)
+    real = word2vec.train_word2vec, word2vec.train_gensim
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a kept comparison was trained again")
+
+    monkeypatch.setattr(word2vec, "train_word2vec", no_training)
+    monkeypatch.setattr(word2vec, "train_gensim", no_training)
+    record = comparison_scores(WIKI_LIKE, config)
+    assert record.ours_scores == comparison.ours_scores
+    assert record.reference_scores == comparison.reference_scores
+    assert record.loss == comparison.ours.log.loss and len(record.loss) == 3
+    for sentences, other in ((WIKI_LIKE, dataclasses.replace(config, seed=3)),
+                             (WIKI_LIKE[::-1], config)):  # fmt: skip
+        with pytest.raises(AssertionError, match="trained again"):
+            comparison_scores(sentences, other)
+    monkeypatch.setattr(word2vec, "train_word2vec", real[0])
+    monkeypatch.setattr(word2vec, "train_gensim", real[1])
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    fresh = comparison_scores(WIKI_LIKE, config)
+    assert fresh.ours_scores == comparison.ours_scores and fresh.loss == record.loss
+
+
 def test_train_word2vec_is_the_trained_model_and_the_same_in_a_worker_process():
     config = Word2VecConfig(vector_size=8, min_count=2, epochs=2, seed=4)
     here = Word2Vec(WIKI_LIKE, config)

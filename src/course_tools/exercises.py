@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -414,15 +416,24 @@ def build(root: Path, run_tests: bool = True, only: str | None = None) -> list[A
     """Assign every master; write student notebooks to ``notebooks/``, their public tests to
     ``src/course_tools/public_tests/`` and zips to ``dist/``."""
     root = Path(root)
-    results = []
     url = repository_url(root)
-    for master in _selected(root, only):
-        result = assign(master, root / DIST_DIR / master.stem, run_tests=run_tests)
+    chosen = _selected(root, only)
+    results = _assign_all(root, chosen, run_tests)
+    for master, result in zip(chosen, results, strict=True):
         for path, text in _outputs(root, master, dressed_student_notebook(result, url)).items():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-        results.append(result)
     return results
+
+
+def _assign_all(root: Path, chosen: list[Path], run_tests: bool) -> list[Assignment]:
+    """:func:`assign` for each master into ``dist/``, in order: one otter process per CPU core
+    at a time."""
+    workers = max(1, min(len(chosen), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(
+            pool.map(lambda m: assign(m, root / DIST_DIR / m.stem, run_tests=run_tests), chosen)
+        )
 
 
 #: The public tests of every student notebook, shipped in the package for Colab, where the
@@ -451,8 +462,8 @@ def check(root: Path, only: str | None = None, run_tests: bool = False) -> list[
     root = Path(root)
     stale = []
     url = repository_url(root)
-    for master in _selected(root, only):
-        result = assign(master, root / DIST_DIR / master.stem, run_tests=run_tests)
+    chosen = _selected(root, only)
+    for master, result in zip(chosen, _assign_all(root, chosen, run_tests), strict=True):
         for path, text in _outputs(root, master, dressed_student_notebook(result, url)).items():
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
                 stale.append(str(path.relative_to(root)))

@@ -65,6 +65,7 @@ __all__ = [
     "StateNorms",
     "TemperatureSamples",
     "char_lm_config",
+    "char_lm_run",
     "char_lm_summary",
     "char_text_digest",
     "char_vocab",
@@ -195,6 +196,11 @@ def train_char_lm(
                "seconds": seconds}  # fmt: skip
     runs.save_result(_summary_path(train_chars, held_out_chars, config, type(layer).__name__),
                      summary)  # fmt: skip
+    if recurrent is None:  # 6장's own model: kept whole, for char_lm_run to read back
+        state = {name: value.cpu() for name, value in model.state_dict().items()}
+        record = {"state": state, "history": dataclasses.asdict(history),
+                  "training": model.training, **summary}  # fmt: skip
+        runs.save_result(_run_path(train_chars, held_out_chars, config, target), record)
     return result
 
 
@@ -203,6 +209,47 @@ def _summary_path(
 ) -> Path | None:
     recipe = (char_text_digest(train_chars, held_out_chars), dataclasses.asdict(config), layer)
     return runs.cache_path("char-lm-summary", recipe, any_threads=True)
+
+
+def _run_path(
+    train_chars: Sequence[str],
+    held_out_chars: Sequence[str],
+    config: CharLMConfig,
+    device: torch.device,
+) -> Path | None:
+    text = char_text_digest(train_chars, held_out_chars)
+    return runs.cache_path("char-lm-run", (text, dataclasses.asdict(config), device.type))
+
+
+def char_lm_run(
+    train_chars: Sequence[str],
+    held_out_chars: Sequence[str],
+    config: CharLMConfig | None = None,
+    device: str | torch.device = "cpu",
+) -> CharLMResult:
+    """6장's :func:`train_char_lm` run for this text, configuration and device: what the
+    chapter's run kept (the same weights, history, perplexity and seconds) on this thread
+    count, else trained here. The claims tests read the chapter's run this way instead of
+    training it again."""
+    config = char_lm_config() if config is None else config
+    target = torch.device(device)
+    saved = runs.load_result(_run_path(train_chars, held_out_chars, config, target))
+    if saved is None:
+        return train_char_lm(train_chars, held_out_chars, config, target, show_progress=False)
+    vocab = char_vocab(train_chars)
+    layer = RNN(config.embedding_size, config.hidden_size, batch_first=True)
+    model = RNNLanguageModel(len(vocab), layer, dropout=config.dropout)
+    model.load_state_dict(saved["state"])
+    model.to(target).train(saved["training"])
+    return CharLMResult(
+        config=config,
+        vocab=vocab,
+        model=model,
+        history=History(**saved["history"]),
+        perplexity=saved["perplexity"],
+        seconds=saved["seconds"],
+        parameters=saved["parameters"],
+    )
 
 
 def char_text_digest(train_chars: Sequence[str], held_out_chars: Sequence[str]) -> str:
