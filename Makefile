@@ -19,8 +19,8 @@ PDF := _build/pdf/book.pdf
 PYTEST_FLAGS ?=
 # `make test` runs the quick tests and the built site's on this many pytest-xdist workers,
 # then the other slow ones (the grader with its time limits, the chapters' claims, some of
-# which time themselves: each wants the cores to itself) one at a time. Exit code 5
-# (nothing selected, e.g. PYTEST_FLAGS=-k …) is not a failure.
+# which time themselves: each wants the cores to itself) one at a time. One of the two
+# selecting nothing (PYTEST_FLAGS=-k …) is not a failure; both selecting nothing is.
 TEST_WORKERS ?= 2
 
 
@@ -75,11 +75,12 @@ test: book lint check-exercises
 	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then \
 		$(MAKE) --no-print-directory pdf; \
 	else echo "note: Chromium is not installed: make pdf and its test are skipped"; fi
-	@status=0; \
+	@status=0; empty=0; \
 	$(BIN)/python -m pytest -m "not slow or book" -n $(TEST_WORKERS) --cov=course_utils --cov-report= \
-		$(PYTEST_FLAGS) || { code=$$?; [ $$code -eq 5 ] || status=$$code; }; \
+		--durations=25 $(PYTEST_FLAGS) || { code=$$?; [ $$code -eq 5 ] && empty=$$((empty + 1)) || status=$$code; }; \
 	$(BIN)/python -m pytest -m "slow and not book" --cov=course_utils --cov-append --cov-report=term-missing \
-		--durations=25 $(PYTEST_FLAGS) || { code=$$?; [ $$code -eq 5 ] || status=$$code; }; \
+		--durations=25 $(PYTEST_FLAGS) || { code=$$?; [ $$code -eq 5 ] && empty=$$((empty + 1)) || status=$$code; }; \
+	if [ $$empty -eq 2 ]; then echo "no test was selected"; exit 5; fi; \
 	exit $$status
 
 # Masters (exercises/*.md, with solutions and hidden tests) → committed

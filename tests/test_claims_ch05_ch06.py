@@ -1,9 +1,10 @@
-"""The measured outcomes that chapters 5 and 6 state in words, re-measured.
+"""The measured outcomes that chapters 5 and 6 state in words, checked again.
 
 Each test calls the function its chapter calls, with the chapter's settings
 (the CPU size, ``COURSE_RUN=small``, on the CPU), and checks the sentences the
 chapter checks with ``claim``, so a sentence fails here too if it stops being
-true. Nothing is shortened: the language model trains its full 16 epochs.
+true. The language model is the one 6장 trained and kept (``char_lm_run``) when the
+book was built with this cache; else it is trained here, its full 16 epochs.
 """
 
 import itertools

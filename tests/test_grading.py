@@ -81,7 +81,7 @@ def _hollow(solution: dict, returned: str) -> dict:
     return copy
 
 
-JOBS, LIMIT_S = 3, 10  # workers; each submission's limit (13장's solution: about 5 s in all)
+JOBS, LIMIT_S = 3, 15  # workers; each submission's limit (13장's solution: about 5 s in all)
 START_S = 15  # a sandbox's start and the notebook's imports, on top of the limit
 
 
@@ -105,7 +105,7 @@ def graded(request, assignments, tmp_path_factory):
             for i, (q, m, source, _) in enumerate(LIBRARY_ANSWERS.get(name, []))
         },
         **{f"hollow-{kind}": _hollow(solution, returned) for kind, returned in HOLLOW.items()},
-        # Asleep, so that its 10 s leave the batch's CPU to the others (a loop that spins is
+        # Asleep, so that its 15 s leave the batch's CPU to the others (a loop that spins is
         # test_grading_attacks.py's correct_then_loop): the limit counts seconds, not CPU.
         "loop": _replace_cell(solution, marker, "import time\nwhile True:\n    time.sleep(0.1)\n"),
         "exit": _replace_cell(solution, marker, "import os\nos._exit(3)\n"),

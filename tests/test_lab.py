@@ -36,16 +36,10 @@ def _free_port() -> int:
 def lab(tmp_path_factory):
     if not (BIN / "jupyter-lab").exists():
         pytest.fail("JupyterLab is not installed: run make install (requirements.txt lists it)")
-    port, token = _free_port(), secrets.token_hex(16)
+    token = secrets.token_hex(16)
     runtime = tmp_path_factory.mktemp("jupyter-runtime")
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime), "JUPYTER_NO_CONFIG": "1"}
-    server = subprocess.Popen(
-        [str(BIN / "jupyter-lab"), "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    base = ""
 
     def get(path: str) -> tuple[int, bytes]:
         request = urllib.request.Request(base + path, headers={"Authorization": f"token {token}"})
@@ -60,16 +54,31 @@ def lab(tmp_path_factory):
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            get("/api/status")
-            break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                pytest.fail("jupyter lab did not start: " + server.stderr.read().decode()[-2000:])
-            time.sleep(0.3)
+    # The free port can be taken by another test (they run in parallel) before the server
+    # binds it: with no port retries the server then stops, and starts again on another.
+    for attempt in range(3):
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        server = subprocess.Popen(
+            [str(BIN / "jupyter-lab"), "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+             "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+             f"--ServerApp.root_dir={ROOT}", *(["--allow-root"] if os.geteuid() == 0 else [])],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while server.poll() is None and time.monotonic() < deadline:
+            try:
+                get("/api/status")
+                break
+            except OSError:
+                time.sleep(0.3)
+        else:
+            server.kill()
+            problem = server.stderr.read().decode()[-2000:]
+            if "already in use" in problem and attempt < 2:
+                continue
+            pytest.fail("jupyter lab did not start: " + problem)
+        break
     yield {"get": get, "post": post, "port": port, "token": token}
     server.terminate()
     try:

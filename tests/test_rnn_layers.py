@@ -1,5 +1,7 @@
 """The from-scratch RNN, LSTM and GRU layers (6장, 8장) against torch.nn with copied weights."""
 
+import functools
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -247,9 +249,9 @@ def test_chapter_runs_are_trained_once_and_loaded_the_same(tmp_path, monkeypatch
 
 @pytest.mark.usefixtures("one_torch_thread")
 def test_chapter_6s_language_model_is_read_back_as_trained(tmp_path, monkeypatch):
-    """What 6장's train_char_lm keeps, char_lm_run reads back without training (weights,
-    history, perplexity, seconds, the model's mode); its claims test reads the chapter's run
-    this way. On another device or configuration nothing is read: it trains."""
+    """What 6장 keeps of its train_char_lm run, char_lm_run reads back without training
+    (weights, history, perplexity, seconds, the model's mode); its claims test reads the
+    chapter's run this way. Another configuration is not read: it trains."""
     import dataclasses
 
     from course_utils.datasets import korean_char_split
@@ -260,6 +262,15 @@ def test_chapter_6s_language_model_is_read_back_as_trained(tmp_path, monkeypatch
     train, held_out = train[:20_000], held_out[:4_000]
     config = dataclasses.replace(ch06_rnn.char_lm_config("small"), epochs=2, hidden_size=32)
     trained = ch06_rnn.train_char_lm(train, held_out, config, "cpu", show_progress=False)
+    with pytest.raises(ValueError, match="another text"):
+        ch06_rnn.keep_char_lm(held_out, train, trained)
+    lstm = ch06_rnn.train_char_lm(
+        train, held_out, dataclasses.replace(config, epochs=1), "cpu", show_progress=False,
+        recurrent=functools.partial(torch.nn.LSTM, batch_first=True),
+    )  # fmt: skip
+    with pytest.raises(TypeError, match="only 6장's RNN is kept, not LSTM"):
+        ch06_rnn.keep_char_lm(train, held_out, lstm)
+    ch06_rnn.keep_char_lm(train, held_out, trained)
     real_training = ch06_rnn.train_char_lm
 
     def no_training(*args, **kwargs):

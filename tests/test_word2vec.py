@@ -393,6 +393,8 @@ def test_a_comparisons_scores_are_kept_and_read_back_without_training(tmp_path, 
     comparison = compare_with_gensim(WIKI_LIKE, config)
     with pytest.raises(ValueError, match="trained with"):
         keep_comparison(WIKI_LIKE, dataclasses.replace(config, seed=3), comparison)
+    with pytest.raises(ValueError, match="other sentences"):
+        keep_comparison(WIKI_LIKE[:-1], config, comparison)
     keep_comparison(WIKI_LIKE, config, comparison)
     real = word2vec.train_word2vec, word2vec.train_gensim
 

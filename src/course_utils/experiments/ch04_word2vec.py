@@ -9,10 +9,13 @@ claims test), or compares anew where the chapter has not run.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from course_utils import runs
 from course_utils.word2vec import (
@@ -38,8 +41,9 @@ def _record(comparison: GensimComparison) -> dict[str, Any]:
     """The comparison's scores and loss as plain numbers, all that the cache reads back."""
 
     def plain(scores: VectorScores) -> dict[str, float | int]:
-        return {f.name: (int if f.type == "int" else float)(getattr(scores, f.name))
-                for f in fields(scores)}  # fmt: skip
+        values = {f.name: getattr(scores, f.name) for f in fields(scores)}
+        return {name: int(v) if isinstance(v, (int, np.integer)) else float(v)
+                for name, v in values.items()}  # fmt: skip
 
     return {
         "ours_scores": plain(comparison.ours_scores),
@@ -49,10 +53,16 @@ def _record(comparison: GensimComparison) -> dict[str, Any]:
 
 
 def _record_path(sentences: Sequence[Sequence[str]], config: Word2VecConfig) -> Path | None:
+    """Where the record is kept: the sentences, the config and the libraries' versions (gensim
+    trains the reference and scores both) decide it, on top of what every cached run names."""
+    import gensim
+    import scipy
+
     text = hashlib.sha256()
     for sentence in sentences:
         text.update("\x1f".join(sentence).encode() + b"\x1e")
-    return runs.cache_path("word2vec-vs-gensim", (text.hexdigest(), config))
+    versions = f"gensim {gensim.__version__}, numpy {np.__version__}, scipy {scipy.__version__}"
+    return runs.cache_path("word2vec-vs-gensim", (text.hexdigest(), config, versions))
 
 
 def keep_comparison(
@@ -60,10 +70,14 @@ def keep_comparison(
 ) -> None:
     """Keep ``comparison``'s scores and loss, made on ``sentences`` with ``config``, in the
     result cache (under this thread count)."""
-    if comparison.ours.config != config:
-        raise ValueError(
-            f"the comparison's models were trained with {comparison.ours.config}, not {config}"
-        )
+    ours = comparison.ours
+    if ours.config != config:
+        raise ValueError(f"the comparison's models were trained with {ours.config}, not {config}")
+    counts = Counter(word for sentence in sentences for word in sentence)
+    kept = [word for word, count in counts.items() if count >= config.min_count]
+    same_counts = [counts[word] for word in ours.index_to_key] == ours.counts.tolist()
+    if not same_counts or len(kept) != len(ours.index_to_key):
+        raise ValueError("the comparison's models were trained on other sentences")
     runs.save_result(_record_path(sentences, config), _record(comparison))
 
 

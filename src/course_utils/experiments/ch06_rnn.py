@@ -70,6 +70,7 @@ __all__ = [
     "char_text_digest",
     "char_vocab",
     "encode_lines",
+    "keep_char_lm",
     "line_classifier_score",
     "restore_spacing",
     "run_line_classifier",
@@ -196,11 +197,6 @@ def train_char_lm(
                "seconds": seconds}  # fmt: skip
     runs.save_result(_summary_path(train_chars, held_out_chars, config, type(layer).__name__),
                      summary)  # fmt: skip
-    if recurrent is None:  # 6장's own model: kept whole, for char_lm_run to read back
-        state = {name: value.cpu() for name, value in model.state_dict().items()}
-        record = {"state": state, "history": dataclasses.asdict(history),
-                  "training": model.training, **summary}  # fmt: skip
-        runs.save_result(_run_path(train_chars, held_out_chars, config, target), record)
     return result
 
 
@@ -221,16 +217,38 @@ def _run_path(
     return runs.cache_path("char-lm-run", (text, dataclasses.asdict(config), device.type))
 
 
+def keep_char_lm(
+    train_chars: Sequence[str], held_out_chars: Sequence[str], result: CharLMResult
+) -> None:
+    """Keep ``result``, :func:`train_char_lm`'s run of 6장's RNN on this text, whole in the
+    result cache (weights, history, the model's mode, perplexity, parameters, seconds), for
+    :func:`char_lm_run` to read back on the same device and thread count."""
+    if not isinstance(result.model.recurrent, RNN):
+        raise TypeError(f"only 6장's RNN is kept, not {type(result.model.recurrent).__name__}")
+    if list(result.vocab) != list(char_vocab(train_chars)):
+        raise ValueError("result was trained on another text: its vocabulary differs")
+    device = next(result.model.parameters()).device
+    record = {
+        "state": {name: value.cpu() for name, value in result.model.state_dict().items()},
+        "history": dataclasses.asdict(result.history),
+        "training": result.model.training,
+        "perplexity": result.perplexity,
+        "parameters": result.parameters,
+        "seconds": result.seconds,
+    }
+    runs.save_result(_run_path(train_chars, held_out_chars, result.config, device), record)
+
+
 def char_lm_run(
     train_chars: Sequence[str],
     held_out_chars: Sequence[str],
     config: CharLMConfig | None = None,
     device: str | torch.device = "cpu",
 ) -> CharLMResult:
-    """6장's :func:`train_char_lm` run for this text, configuration and device: what the
-    chapter's run kept (the same weights, history, perplexity and seconds) on this thread
-    count, else trained here. The claims tests read the chapter's run this way instead of
-    training it again."""
+    """6장's :func:`train_char_lm` run for this text, configuration and device: what
+    :func:`keep_char_lm` kept of the chapter's run (the same weights, history, perplexity and
+    seconds) on this thread count, else trained here. The claims test reads the chapter's
+    run this way instead of training it again."""
     config = char_lm_config() if config is None else config
     target = torch.device(device)
     saved = runs.load_result(_run_path(train_chars, held_out_chars, config, target))
