@@ -428,12 +428,12 @@ def build(root: Path, run_tests: bool = True, only: str | None = None) -> list[A
 
 def _assign_all(root: Path, chosen: list[Path], run_tests: bool) -> list[Assignment]:
     """:func:`assign` for each master into ``dist/``, in order: one otter process per CPU core
-    this process may use at a time, at most four."""
+    at a time, at most four."""
     # Imported once here, not by each thread at the same moment.
     import jupytext  # noqa: F401
     import nbformat  # noqa: F401
 
-    workers = max(1, min(len(chosen), len(os.sched_getaffinity(0)), 4))
+    workers = max(1, min(len(chosen), os.cpu_count() or 1, 4))  # sched_getaffinity: Linux only
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(
             pool.map(lambda m: assign(m, root / DIST_DIR / m.stem, run_tests=run_tests), chosen)
