@@ -4,13 +4,15 @@ The task is Korean's particle allomorphy: 은/는, 이/가, 을/를, 과/와 and
 each take one form after a final consonant (받침) and the other after a vowel
 (사과**를**, 생선**을**; ㄹ takes 로: 연필**로**). 9장's lexicon
 (:func:`~course_utils.translation_lexicon.particle`) gives the answer for
-every noun, so every grade below is exact. Only the lexicon's nouns whose
-characters all occur in the pretraining text are used (the character GPT has no
-other characters), and every third of them, in sorted order, is held out:
-a test noun never appears in any fine-tuning example.
+every noun, so every grade below is exact. The fine-tuning nouns are those of
+two syllables or more that KoNLPy's Okt finds in the pretraining text; the test
+nouns are the lexicon's nouns written with the pretraining text's characters only
+(the character GPT has no other characters), none of them a fine-tuning noun
+(:func:`particle_nouns`). A test noun's final syllable may still end a
+fine-tuning noun, and the answer depends on that syllable alone.
 
 - **SFT** (supervised fine-tuning): instruction ``사과+을/를:`` → response
-  ``사과를`` and a line break, the loss on the response tokens only
+  ``를`` and a line break, the loss on the response tokens only
   (:func:`course_utils.gpt.completion_targets`); graded by greedy decoding.
 - **LoRA** against full fine-tuning at the same budget.
 - **DPO** (direct preference optimisation, Rafailov et al., 2023) on the
