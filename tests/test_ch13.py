@@ -192,9 +192,7 @@ def test_sft_targets_are_the_response_tokens_only(text):
         for t in range(targets.shape[1])
         if targets[b, t] != -100
     ]
-    assert float(loss) == pytest.approx(
-        float(sum(by_hand) / len(by_hand)), rel=1e-6
-    )
+    assert float(loss) == pytest.approx(float(sum(by_hand) / len(by_hand)), rel=1e-6)
 
 
 def test_exact_match_equals_greedy_decoding(tiny, text):

@@ -62,7 +62,8 @@ def test_counts_put_the_everywhere_word_law_on_top_and_tfidf_pushes_it_down(cons
     titles, nouns = constitution
     counts = [Counter(n) for n in nouns]
     assert sum("법률" in c for c in counts) >= len(titles) - 1
-    law_top3_tf = sum("법률" in dict(c.most_common(3)) for c in counts)
+    # in the top 3 with ties, as 3장 counts: at least the third largest count
+    law_top3_tf = sum(c["법률"] >= sorted(c.values(), reverse=True)[2] for c in counts)
     assert law_top3_tf >= 3
     weights, terms = tfidf(nouns)
     top3 = {
@@ -77,6 +78,8 @@ def test_counts_put_the_everywhere_word_law_on_top_and_tfidf_pushes_it_down(cons
     ]
     assert counts[4].most_common(1)[0][0] == "법률" and top3["제5장 법원"][0] != "법률"
     assert "정은" in top3["제10장 헌법개정"]  # Okt's split of '개정은'
+    second = next(t for t in titles if t.startswith("제2장"))
+    assert "모든" in top3[second]  # a determiner Okt tags as a noun
 
 
 @pytest.mark.slow

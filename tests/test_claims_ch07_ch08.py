@@ -55,7 +55,7 @@ def test_gradient_norms_vanish_below_and_explode_above_spectral_radius_one():
 
 
 def test_truncation_shorter_than_the_delay_does_not_learn_the_echo():
-    """7장: k ≤ d stays a little above chance, k > d solves it."""
+    """7장: k ≤ d stays above chance but far from k > d, which solves it."""
     echo = {k: run_echo_truncation(k) for k in [2, 4, 8, 16]}
     for k, result in echo.items():
         if k <= result.delay:

@@ -123,6 +123,21 @@ def test_zipf_summary_measures_shares_and_coverage():
         zipf_summary(list("aaa"))
 
 
+def test_zipf_summary_can_leave_the_tail_of_tokens_seen_once_out_of_the_fit():
+    # counts 12, 6, 4, 3 are f(r) = 12 / r exactly; then four tokens seen once
+    tokens = list("a" * 12 + "b" * 6 + "c" * 4 + "d" * 3 + "efgh")
+    head = zipf_summary(tokens, max_rank=None, min_count=2)
+    assert (head.exponent, head.intercept) == zipf_fit([12, 6, 4, 3])
+    assert head.exponent == pytest.approx(1.0) and head.intercept == pytest.approx(math.log(12))
+    assert zipf_summary(tokens, max_rank=None).exponent > 1.1  # the flat tail bends the line
+    assert head.singleton_share == 4 / 8  # the coverage still counts every token
+    assert zipf_summary(tokens, max_rank=2, min_count=2).exponent == zipf_fit([12, 6])[0]
+    with pytest.raises(ValueError, match="seen 7\\+ times"):
+        zipf_summary(tokens, min_count=7)  # only "a"
+    with pytest.raises(ValueError, match="min_count"):
+        zipf_summary(tokens, min_count=0)
+
+
 def test_bigram_model_errors():
     with pytest.raises(ValueError, match="empty"):
         BigramModel([])

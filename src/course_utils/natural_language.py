@@ -118,14 +118,26 @@ def zipf_summary(
     tokens: Iterable[str],
     top: int = 10,
     max_rank: int | None = 1000,
+    min_count: int = 1,
 ) -> ZipfSummary:
-    """Rank the tokens, fit Zipf's law on the first ``max_rank`` ranks, and measure coverage."""
+    """Rank the tokens, fit Zipf's law on the head of the ranks, and measure coverage.
+
+    The fit reads the first ``max_rank`` ranks (all with None) among the tokens
+    seen at least ``min_count`` times: with ``min_count=2`` it leaves out the
+    flat tail of tokens seen once, which would bend the line.
+    """
     check_int(top, "top")
+    check_int(min_count, "min_count")
     ranked = rank_frequency(tokens)
     counts = np.array([count for _, count in ranked])
     if counts.size < 2:
         raise ValueError(f"need at least 2 distinct tokens, got {counts.size}")
-    exponent, intercept = zipf_fit(counts.tolist(), max_rank=max_rank)
+    head = counts[counts >= min_count]
+    if head.size < 2:
+        raise ValueError(
+            f"need at least 2 distinct tokens seen {min_count}+ times to fit, got {head.size}"
+        )
+    exponent, intercept = zipf_fit(head.tolist(), max_rank=max_rank)
     covered = np.cumsum(counts) / counts.sum()  # covered[k - 1]: share of the top k
     return ZipfSummary(
         ranked=ranked,

@@ -196,7 +196,8 @@ def rule_tokenize(text: str) -> list[str]:
     ``"Let's tokenize! Isn't this easy?"`` →
     ``['Let', "'s", 'tokenize', '!', 'Is', "n't", 'this', 'easy', '?']``.
     Clitics (``'s``, ``n't``, ``'ll``) become tokens of their own, punctuation is
-    split off, and only a sentence-final period is separated, so ``Mr.`` survives.
+    split off, and only the text's final period is separated, so ``Mr.`` survives (and so
+    does the period of any sentence but the last: split sentences first).
     """
     text = _require_str(text)
     for pattern, replacement in _TREEBANK_STARTING_QUOTES:

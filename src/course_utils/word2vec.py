@@ -368,7 +368,11 @@ class Word2Vec:
     def skipgram_pairs(
         self, ids: np.ndarray, sentence: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """All ``(centre, context)`` id pairs of one pass, shuffled: ``(P,)`` and ``(P,)``."""
+        """All ``(centre, context)`` id pairs of ``ids`` (one chunk of the corpus), shuffled.
+
+        ``sentence`` gives each position's sentence number: pairs never cross
+        sentences. Returns ``(P,)`` centres and ``(P,)`` contexts.
+        """
         window = self._reduced_windows(ids.size)
         centres, contexts = [], []
         for d in range(1, self.config.window + 1):

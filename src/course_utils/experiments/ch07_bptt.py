@@ -122,7 +122,7 @@ class EchoResult:
     vocab_size: int
     accuracy: float  # on fresh test sequences, at the steps that have a target
     batches: int  # batches of training data, the same for every k
-    updates: int  # one per piece of k steps: batches · ⌈length / k⌉
+    updates: int  # one per piece of k steps that holds a target (the first pieces may hold none)
 
     @property
     def chance(self) -> float:
@@ -155,10 +155,11 @@ def run_echo_truncation(
     recurrent = RNN(16, hidden_size, batch_first=True)  # embeddings of size 16
     model = RNNLanguageModel(vocab_size, recurrent).to(target)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    norms: list[float] = []  # one per update: counts the updates
     for _ in range(batches):
         # x, y: (batch_size, length)
         x, y = echo_task(batch_size, length, delay, vocab_size, generator=data)
-        truncated_bptt_epoch(model, x, y, k, optimizer, clip_norm=clip_norm)
+        truncated_bptt_epoch(model, x, y, k, optimizer, clip_norm=clip_norm, grad_norms=norms)
     # Other sequences than the training ones.
     test = torch.Generator().manual_seed(seed + 9)
     x, y = echo_task(256, length, delay, vocab_size, generator=test)
@@ -166,8 +167,7 @@ def run_echo_truncation(
         logits, _ = model(x.to(target))  # (256, T, V)
     correct = logits.argmax(-1).cpu() == y
     accuracy = float(correct[:, delay:].float().mean())
-    updates = batches * -(-length // k)
-    return EchoResult(k, delay, vocab_size, accuracy, batches, updates)
+    return EchoResult(k, delay, vocab_size, accuracy, batches, len(norms))
 
 
 @dataclass
