@@ -78,7 +78,8 @@ def zipf_fit(counts: Sequence[int], max_rank: int | None = None) -> tuple[float,
     """Fit ``log f(r) = c - s log r`` by least squares; return ``(s, c)``.
 
     ``counts`` are frequencies sorted from the most frequent; ``max_rank`` limits
-    the fit to the head, where the long tail of count-1 tokens does not flatten it.
+    the fit to the head, so that the long flat tail of count-1 tokens does not pull
+    the slope (it makes ``s`` larger).
     """
     values = np.asarray(counts, dtype=float)
     if values.ndim != 1 or values.size < 2:

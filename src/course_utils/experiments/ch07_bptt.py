@@ -123,6 +123,7 @@ class EchoResult:
     accuracy: float  # on fresh test sequences, at the steps that have a target
     batches: int  # batches of training data, the same for every k
     updates: int  # one per piece of k steps that holds a target (the first pieces may hold none)
+    length: int  # steps per sequence
 
     @property
     def chance(self) -> float:
@@ -167,7 +168,7 @@ def run_echo_truncation(
         logits, _ = model(x.to(target))  # (256, T, V)
     correct = logits.argmax(-1).cpu() == y
     accuracy = float(correct[:, delay:].float().mean())
-    return EchoResult(k, delay, vocab_size, accuracy, batches, len(norms))
+    return EchoResult(k, delay, vocab_size, accuracy, batches, len(norms), length)
 
 
 @dataclass
