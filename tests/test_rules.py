@@ -191,6 +191,24 @@ def test_ways_around_the_rules_are_flagged(source, what):
     assert (what, "escape") in _used(cells)
 
 
+def test_a_magic_of_thousands_of_words_is_read_a_bounded_number_of_times_and_fails_closed(
+    monkeypatch,
+):
+    """Trying every word of a ``%time`` line as the start of its code cost the square of the
+    line: 8,000 words held a grading worker for minutes, outside the submission's clock."""
+    import ast
+
+    parses = []
+    parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: parses.append(1) or parse(*a, **k))
+    long_line = "%time " + " ".join(["a"] * 8000)
+    assert ("%time", "escape") in _used([long_line, "def f(x):\n    return x"])
+    assert len(parses) <= rules.MAX_MAGIC_OPTION_WORDS + 10  # the cells, then one per attempt
+    # Options before the code are still skipped, and the code behind them is read.
+    options = "%timeit -n 1 -r 3 -o -q -p 3 -t -c import sys; sys.modules.clear()"
+    assert ("sys.modules", "escape") in _used([options, "def f(x):\n    return x"])
+
+
 def test_the_read_skips_cells_that_do_not_parse_and_questions_without_rules():
     assert _used(["def f(x):\n    return (", "def f(x):\n    return x"]) == set()
     assert _used(["import torch\ndef f(x):\n    return torch.tanh(x)"], forbid=[]) == set()

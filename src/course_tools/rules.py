@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "MAX_MAGIC_OPTION_WORDS",
     "Guards",
     "HiddenModules",
     "RuleViolation",
@@ -402,10 +403,17 @@ def _magic_call(node: ast.AST) -> tuple[str, str] | None:
     return node.args[0].value, body
 
 
+# More leading words than any option list of %time, %timeit or %%capture has ("-n 10 -r 3
+# -o -q -p 3 -t -c" is ten). Each attempt reads the whole line, so trying every word of a
+# long line would cost its square (a 16 KB line of "a a a …" took minutes): past this many
+# words the magic's code is not read, and the read fails closed (the magic is unreadable).
+MAX_MAGIC_OPTION_WORDS = 16
+
+
 def _magic_python(text: str) -> list[ast.stmt] | None:
     """The Python a ``%time``/``%%capture``-like magic runs, or None if it cannot be read."""
-    words = text.split()
-    for skip in range(len(words) + 1):  # leading options such as "-n 10" or "-o"
+    words = text.split(None, MAX_MAGIC_OPTION_WORDS + 1)
+    for skip in range(min(len(words), MAX_MAGIC_OPTION_WORDS) + 1):  # options: "-n 10", "-o"
         candidate = text.split(None, skip)[-1] if skip else text
         try:
             return ast.parse(_python(candidate)).body
