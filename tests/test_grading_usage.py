@@ -55,6 +55,10 @@ def test_names_and_reasons_are_escaped_capped_and_never_formulas():
         "\\x1b[2J\\x1b[31mred\\x07\\u202eevil\\ud800"
     )
     assert grading.printable("two\nlines\tand tab") == "two / lines and tab"
+    # invisible characters that would make two names look alike
+    assert (
+        grading.printable("kim\u200b.ipynb kim\u00ad\u2060") == "kim\\u200b.ipynb kim\\xad\\u2060"
+    )
     assert grading.printable("x" * 1000, 10) == "x" * 9 + "…"
     assert grading._spreadsheet_safe("=1+1") == "'=1+1"
     assert grading._spreadsheet_safe("@SUM(A1)") == "'@SUM(A1)"

@@ -91,12 +91,15 @@ MAX_FOLDER_DEPTH = 4  # student folders inside the submissions folder
 # what a submission controls, made safe to print and to open in a spreadsheet
 # --------------------------------------------------------------------------
 _UNSAFE_CHARACTERS = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+    # invisible ones, which would let two submissions' names look alike: soft hyphen,
+    # zero-width space, non-joiner and joiner, word joiner and invisible operators
+    "\u00ad\u180e\u200b-\u200d\u2060-\u2064]"
 )
 
 
 def printable(text: Any, limit: int = MAX_REASON) -> str:
-    """``text`` on one line: control, escape and bidirectional characters escaped, capped.
+    """``text`` on one line: control, bidirectional and invisible characters escaped, capped.
 
     What a submission controls (its file name, its exceptions' messages) goes
     through this before it reaches a terminal or a file: no ANSI escape sequence
