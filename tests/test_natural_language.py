@@ -129,7 +129,7 @@ def test_zipf_summary_can_leave_the_tail_of_tokens_seen_once_out_of_the_fit():
     head = zipf_summary(tokens, max_rank=None, min_count=2)
     assert (head.exponent, head.intercept) == zipf_fit([12, 6, 4, 3])
     assert head.exponent == pytest.approx(1.0) and head.intercept == pytest.approx(math.log(12))
-    assert zipf_summary(tokens, max_rank=None).exponent > 1.1  # the flat tail bends the line
+    assert zipf_summary(tokens, max_rank=None).exponent > 1.1  # the flat tail pulls the slope up
     assert head.singleton_share == 4 / 8  # the coverage still counts every token
     assert zipf_summary(tokens, max_rank=2, min_count=2).exponent == zipf_fit([12, 6])[0]
     with pytest.raises(ValueError, match="seen 7\\+ times"):

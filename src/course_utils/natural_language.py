@@ -125,7 +125,7 @@ def zipf_summary(
 
     The fit reads the first ``max_rank`` ranks (all with None) among the tokens
     seen at least ``min_count`` times: with ``min_count=2`` it leaves out the
-    flat tail of tokens seen once, which would bend the line.
+    flat tail of tokens seen once, which would pull the slope up.
     """
     check_int(top, "top")
     check_int(min_count, "min_count")
