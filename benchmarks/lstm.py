@@ -4,9 +4,18 @@ Run from the repository root: ``.venv/bin/python benchmarks/lstm.py``.
 Times one forward plus backward pass (a sum of the outputs and the final
 states as the loss) with the same weights and the same input, on the CPU,
 single-threaded as the chapter runs.
-Three LSTMs are timed, interleaved and repeated, and the median is kept:
+Four runs are timed, interleaved and repeated, and the median is kept:
 
-- ``torch``: ``torch.nn.LSTM`` (C++ loop over time, one autograd node per step);
+- ``torch``: ``torch.nn.LSTM`` as shipped. On a CPU with oneDNN (Intel's deep
+  learning kernel library, built into the x86 wheels) it runs oneDNN's fused
+  LSTM: the whole sequence, forward and backward, in one call.
+- ``torch, no oneDNN``: the same module with oneDNN switched off
+  (``torch.backends.mkldnn.flags(enabled=False)``): torch's own C++ loop over
+  time with one autograd node per step, multiplying matrices with the same BLAS
+  (MKL) as ours. It separates what the implementation costs from what the
+  kernel library costs: on some CPUs (AMD's with AVX-512) MKL's matrix product
+  runs at half of oneDNN's rate, and at H=256 matrix products are most of the
+  time.
 - ``ours``: ``course_utils.lstm.LSTM`` (Python loop, hand-written backward);
 - ``ours, autograd``: the same cell with autograd recording every operation,
   to show what the hand-written backward buys.
@@ -18,10 +27,13 @@ experiment; a wider layer is reported beside it. Writes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
 import statistics
 import time
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
@@ -42,12 +54,26 @@ CONFIGS = {
 REPEATS = 15
 
 
-def time_once(model: torch.nn.Module, x: torch.Tensor) -> float:
+@contextlib.contextmanager
+def without_onednn() -> Iterator[None]:
+    with warnings.catch_warnings():
+        # Switching the flag also sets oneDNN's TF32 flag, which warns that it is for Intel GPUs.
+        warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
+        with torch.backends.mkldnn.flags(enabled=False):
+            yield
+
+
+def time_once(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    context: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+) -> float:
     model.zero_grad(set_to_none=True)
-    start = time.perf_counter()
-    out, (h, c) = model(x)
-    (out.sum() + h.sum() + c.sum()).backward()
-    return time.perf_counter() - start
+    with context():
+        start = time.perf_counter()
+        out, (h, c) = model(x)
+        (out.sum() + h.sum() + c.sum()).backward()
+        return time.perf_counter() - start
 
 
 def run(config: dict[str, int]) -> dict[str, float]:
@@ -60,14 +86,36 @@ def run(config: dict[str, int]) -> dict[str, float]:
     ours.load_state_dict(reference.state_dict())
     autograd.load_state_dict(reference.state_dict())
     x = torch.randn(config["batch"], config["steps"], config["input_size"])
-    models = {"torch": reference, "ours": ours, "ours, autograd": autograd}
-    times: dict[str, list[float]] = {name: [] for name in models}
-    for model in models.values():  # warm-up
-        time_once(model, x)
+    Context = Callable[[], contextlib.AbstractContextManager[None]]
+    runs: dict[str, tuple[torch.nn.Module, Context]] = {
+        "torch": (reference, contextlib.nullcontext),
+        "torch, no oneDNN": (reference, without_onednn),
+        "ours": (ours, contextlib.nullcontext),
+        "ours, autograd": (autograd, contextlib.nullcontext),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for model, context in runs.values():  # warm-up
+        time_once(model, x, context)
     for _ in range(REPEATS):
-        for name, model in models.items():
-            times[name].append(time_once(model, x))
+        for name, (model, context) in runs.items():
+            times[name].append(time_once(model, x, context))
     return {name: statistics.median(values) for name, values in times.items()}
+
+
+def cpu_description() -> str:
+    """The CPU's model name and its widest vector instructions (Linux; else the platform's name)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return platform.processor() or platform.machine()
+    fields: dict[str, str] = {}  # the last processor's fields; every core has the same
+    for line in info.splitlines():
+        key, colon, value = line.partition(":")
+        if colon:
+            fields[key.strip()] = value.strip()
+    flags = set(fields.get("flags", "").split())
+    vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    return f"{fields.get('model name', platform.machine())}, {vector}"
 
 
 def main() -> None:
@@ -75,13 +123,17 @@ def main() -> None:
     rows = {name: run(config) for name, config in CONFIGS.items()}
     threads = torch.get_num_threads()
     print(f"LSTM forward + backward on the CPU ({threads} threads), median of {REPEATS}")
+    print(f"CPU: {cpu_description()}")
+    print("ratio: ours (or autograd) over torch; the 'no oneDNN' ratio is ours over that run")
     print(
-        f"{'configuration':<30} {'torch':>9} {'ours':>9} {'ratio':>6} {'autograd':>9} {'ratio':>6}"
+        f"{'configuration':<30} {'torch':>9} {'ours':>9} {'ratio':>6} "
+        f"{'no oneDNN':>10} {'ratio':>6} {'autograd':>9} {'ratio':>6}"
     )
     for name, t in rows.items():
         print(
             f"{name:<30} {t['torch'] * 1e3:7.1f}ms {t['ours'] * 1e3:7.1f}ms "
-            f"{t['ours'] / t['torch']:5.2f}× {t['ours, autograd'] * 1e3:7.1f}ms "
+            f"{t['ours'] / t['torch']:5.2f}× {t['torch, no oneDNN'] * 1e3:8.1f}ms "
+            f"{t['ours'] / t['torch, no oneDNN']:5.2f}× {t['ours, autograd'] * 1e3:7.1f}ms "
             f"{t['ours, autograd'] / t['torch']:5.2f}×"
         )
     headline = rows[HEADLINE]
@@ -94,6 +146,7 @@ def main() -> None:
                 **CONFIGS[name],
                 **{f"{k}_s": v for k, v in t.items()},
                 "ratio": t["ours"] / t["torch"],
+                "ratio_to_torch_without_onednn": t["ours"] / t["torch, no oneDNN"],
                 "autograd_ratio": t["ours, autograd"] / t["torch"],
             }
             for name, t in rows.items()
@@ -102,6 +155,7 @@ def main() -> None:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "cpu": cpu_description(),
     }
     out = ROOT / "benchmarks" / "results" / "lstm.json"
     out.parent.mkdir(parents=True, exist_ok=True)

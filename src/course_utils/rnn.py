@@ -189,8 +189,17 @@ class RecurrentLayer(nn.Module):
                 index = layer * self.num_directions + direction
                 weight_ih = getattr(self, f"weight_ih{suffix}")
                 bias_ih = getattr(self, f"bias_ih{suffix}") if self.bias else None
-                # The input half of every gate for every step in one matrix product.
-                x_proj = F.linear(xs, weight_ih, bias_ih)  # (T, B, G·H)
+                # The input half of every gate for every step in one matrix product,
+                # X W_x + b_x (T, B, G·H), as F.linear(xs, weight_ih, bias_ih) computes it.
+                # weight_ih is W_x transposed, as torch keeps it; multiplying by a contiguous
+                # copy of W_x makes autograd compute W_x's gradient as Xᵀ · ∂L/∂(X W_x),
+                # which is several times faster than F.linear's (∂L/∂(X W_x)ᵀ · X)ᵀ when the
+                # input is narrow (the adding problem's I = 2).
+                x_2d = xs.reshape(-1, xs.size(-1))  # (T·B, I)
+                weight_x = weight_ih.T.contiguous()  # (I, G·H)
+                x_proj = (
+                    x_2d @ weight_x if bias_ih is None else torch.addmm(bias_ih, x_2d, weight_x)
+                ).view(xs.size(0), xs.size(1), -1)
                 state = tuple(part[index] for part in start)  # each (B, H)
                 hs, state = self.scan(
                     x_proj,
