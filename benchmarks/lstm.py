@@ -10,9 +10,9 @@ Four runs are timed, interleaved and repeated, and the median is kept:
   learning kernel library, built into the x86 wheels) it runs oneDNN's fused
   LSTM: the whole sequence, forward and backward, in one call.
 - ``torch, no oneDNN``: the same module with oneDNN switched off
-  (``torch.backends.mkldnn.flags(enabled=False)``): torch's own C++ loop over
-  time with one autograd node per step, multiplying matrices with the same BLAS
-  (MKL) as ours. It separates what the implementation costs from what the
+  (``course_utils.experiments.ch08_lstm_gru.WithoutOneDNN``): torch's own C++
+  loop over time with one autograd node per step, multiplying matrices with the
+  same BLAS (MKL) as ours. It separates what the implementation costs from what the
   kernel library costs: on some CPUs (AMD's with AVX-512) MKL's matrix product
   runs at half of oneDNN's rate, and at H=256 matrix products are most of the
   time.
@@ -27,17 +27,15 @@ experiment; a wider layer is reported beside it. Writes
 
 from __future__ import annotations
 
-import contextlib
 import json
 import platform
 import statistics
 import time
-import warnings
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
 
+from course_utils.experiments.ch08_lstm_gru import WithoutOneDNN
 from course_utils.lstm import (
     LSTM,
     AutogradLSTM,
@@ -54,26 +52,12 @@ CONFIGS = {
 REPEATS = 15
 
 
-@contextlib.contextmanager
-def without_onednn() -> Iterator[None]:
-    with warnings.catch_warnings():
-        # Switching the flag also sets oneDNN's TF32 flag, which warns that it is for Intel GPUs.
-        warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
-        with torch.backends.mkldnn.flags(enabled=False):
-            yield
-
-
-def time_once(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    context: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
-) -> float:
+def time_once(model: torch.nn.Module, x: torch.Tensor) -> float:
     model.zero_grad(set_to_none=True)
-    with context():
-        start = time.perf_counter()
-        out, (h, c) = model(x)
-        (out.sum() + h.sum() + c.sum()).backward()
-        return time.perf_counter() - start
+    start = time.perf_counter()
+    out, (h, c) = model(x)
+    (out.sum() + h.sum() + c.sum()).backward()
+    return time.perf_counter() - start
 
 
 def run(config: dict[str, int]) -> dict[str, float]:
@@ -86,19 +70,18 @@ def run(config: dict[str, int]) -> dict[str, float]:
     ours.load_state_dict(reference.state_dict())
     autograd.load_state_dict(reference.state_dict())
     x = torch.randn(config["batch"], config["steps"], config["input_size"])
-    Context = Callable[[], contextlib.AbstractContextManager[None]]
-    runs: dict[str, tuple[torch.nn.Module, Context]] = {
-        "torch": (reference, contextlib.nullcontext),
-        "torch, no oneDNN": (reference, without_onednn),
-        "ours": (ours, contextlib.nullcontext),
-        "ours, autograd": (autograd, contextlib.nullcontext),
+    models = {
+        "torch": reference,
+        "torch, no oneDNN": WithoutOneDNN(reference),
+        "ours": ours,
+        "ours, autograd": autograd,
     }
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for model, context in runs.values():  # warm-up
-        time_once(model, x, context)
+    times: dict[str, list[float]] = {name: [] for name in models}
+    for model in models.values():  # warm-up
+        time_once(model, x)
     for _ in range(REPEATS):
-        for name, (model, context) in runs.items():
-            times[name].append(time_once(model, x, context))
+        for name, model in models.items():
+            times[name].append(time_once(model, x))
     return {name: statistics.median(values) for name, values in times.items()}
 
 

@@ -105,15 +105,16 @@ def test_gated_cells_solve_the_long_adding_problem_where_the_rnn_does_not(adding
 def test_only_the_gated_cells_react_to_the_first_half_of_the_sequence(adding_runs):
     """8장: ‖∂ŷ/∂x_t‖ of the trained models at the longest length."""
     longest = max(ADDING_LENGTHS[run_size()])
-    test_x, _ = adding_problem(256, longest, torch.Generator().manual_seed(1))
+    # A seed neither the training data (1) nor the test set (10,000 + T) uses.
+    probe_x, _ = adding_problem(256, longest, torch.Generator().manual_seed(20_000 + longest))
     reach = {}
     for cell in CELLS:
-        sensitivity = input_sensitivity(adding_runs[(cell, longest)].model, test_x)
+        sensitivity = input_sensitivity(adding_runs[(cell, longest)].model, probe_x)
         reach[cell] = float(sensitivity[: longest // 2].mean() / sensitivity.max())
         if cell == "rnn":
             strong = (sensitivity >= 0.01 * sensitivity.max()).nonzero().flatten()
             assert longest - int(strong.min()) < longest // 2
-    assert reach["rnn"] < 1e-6
+    assert 0 < reach["rnn"] < 1e-6
     assert reach["lstm"] > 1e-2 and reach["gru"] > 1e-2
 
 
@@ -122,6 +123,7 @@ def test_hand_written_backward_is_faster_than_autograd_and_slower_than_torch():
     timing = time_recurrent_layers()
     assert timing.ratio("AutogradLSTM", "LSTM") > 1.3
     assert timing.ratio("LSTM", "torch.nn.LSTM") > 1
+    assert timing.ratio("torch.nn.LSTM, no oneDNN", "LSTM") > 1  # torch's own loop is slower
     assert timing.ratio("GRU", "LSTM") > 1.2  # our GRU has no hand-written backward
 
 

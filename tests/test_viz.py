@@ -62,10 +62,19 @@ def test_log_axis_with_negative_exponents_needs_log_scale_and_strict_mode_catche
     fig.savefig(io.BytesIO(), format="png")
     assert ax.get_yscale() == "log"
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert "1e-04" in labels and not any("\u2212" in label for label in labels)
+    assert "1e-4" in labels and not any("\u2212" in label for label in labels)
     with pytest.raises(ValueError, match="axis must be"):
         viz.log_scale(ax, axis="z")
     plt.close(fig)
+
+
+def test_log_tick_labels_write_small_powers_out_and_the_rest_in_one_e_form():
+    labels = [viz.log_tick_label(10.0**k) for k in range(-6, 7)]
+    assert labels == [
+        "1e-6", "1e-5", "1e-4", "0.001", "0.01", "0.1", "1", "10", "100", "1000", "1e4", "1e5", "1e6",
+    ]  # fmt: skip
+    assert viz.log_tick_label(3e-7) == "3e-07"  # not a power of ten: as Python writes it
+    assert viz.log_tick_label(0.0) == ""
 
 
 def test_label_points_keeps_crowded_labels_apart_and_inside_the_axes():

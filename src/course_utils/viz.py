@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import math
 import warnings
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KOREAN_FONT", "korean_font_files", "label_points", "log_scale", "use_korean_font"]
+__all__ = [
+    "KOREAN_FONT",
+    "korean_font_files",
+    "label_points",
+    "log_scale",
+    "log_tick_label",
+    "use_korean_font",
+]
 
 KOREAN_FONT = "NanumGothic"
 # matplotlib's message when a character has no glyph: "Glyph 54620 (\N{...})
@@ -72,18 +80,34 @@ class _MissingMathGlyph(logging.Handler):
             )
 
 
+def log_tick_label(value: float) -> str:
+    """A log axis's tick label: ``0.01``, ``0.1``, ``1``, ``10``, ``1000``, then ``1e4``, ``1e-4``.
+
+    Powers of ten from 10⁻³ to 10³ are written out, the others as ``1e<exponent>``,
+    one form for every tick (matplotlib's own formatter mixes ``1e4`` and ``1e+05``).
+    """
+    if value <= 0:
+        return ""
+    exponent = round(math.log10(value))
+    if not math.isclose(value, 10.0**exponent, rel_tol=1e-9):
+        return f"{value:g}"
+    return f"{value:g}" if abs(exponent) <= 3 else f"1e{exponent}"
+
+
 def log_scale(ax: Any, axis: str = "y") -> None:
-    """Log scale with plain tick labels (``1e-05``) instead of mathtext ``10^{-5}``.
+    """Log scale with plain tick labels (``1e-5``) instead of mathtext ``10^{-5}``.
 
     Mathtext draws ``\\mathdefault`` tick labels in the text font, and NanumGothic
     has no minus sign (U+2212), so negative exponents would show as boxes.
     """
-    from matplotlib.ticker import LogFormatter
+    from matplotlib.ticker import FuncFormatter
 
     if axis not in ("x", "y"):
         raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
     getattr(ax, f"set_{axis}scale")("log")
-    getattr(ax, f"{axis}axis").set_major_formatter(LogFormatter(labelOnlyBase=True))
+    getattr(ax, f"{axis}axis").set_major_formatter(
+        FuncFormatter(lambda value, _position: log_tick_label(value))
+    )
 
 
 # Where a label may sit around its point, in points: near first, then farther out.

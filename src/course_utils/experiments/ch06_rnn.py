@@ -324,6 +324,8 @@ class LineClassifierResult:
     majority: float  # accuracy of always answering the larger class
     train_lines: int
     test_lines: int
+    max_chars: int  # lines are cut to this many characters (their first ones)
+    cut_test_lines: int  # held-out lines longer than max_chars
     model: LineClassifier = field(repr=False)
 
 
@@ -370,6 +372,8 @@ def run_line_classifier(
         majority=max(share, 1 - share),
         train_lines=len(train_pairs),
         test_lines=len(test_pairs),
+        max_chars=max_chars,
+        cut_test_lines=sum(len(line) > max_chars for line, _ in test_pairs),
         model=model,
     )
     settings = (epochs, max_chars, batch_size, lr, seed, target.type)

@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import statistics
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +63,7 @@ __all__ = [
     "CharLMComparison",
     "CharLMRun",
     "Timing",
+    "WithoutOneDNN",
     "adding_problem_run",
     "char_lm_comparison_config",
     "input_sensitivity",
@@ -225,6 +227,28 @@ def time_forward_backward(
     return Timing(seconds, tuple(x.shape))
 
 
+class WithoutOneDNN(nn.Module):
+    """``module`` run with oneDNN switched off (``torch.backends.mkldnn.flags(enabled=False)``).
+
+    On an x86 CPU ``torch.nn.LSTM`` hands the whole sequence, forward and
+    backward, to oneDNN's fused LSTM kernel. Switched off, torch runs its own C++
+    loop over time, with one autograd node per step and the same BLAS matrix
+    products as our layers. (``torch.nn.GRU`` and ``torch.nn.RNN`` never use
+    oneDNN.) The backward pass follows the graph the forward pass recorded.
+    """
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.module = module
+
+    def forward(self, *args: Any) -> Any:
+        with warnings.catch_warnings():
+            # The switch also sets oneDNN's TF32 flag, which warns that it is for Intel GPUs.
+            warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
+            with torch.backends.mkldnn.flags(enabled=False):
+                return self.module(*args)
+
+
 def time_recurrent_layers(
     batch_size: int = 64,
     length: int = 100,
@@ -235,7 +259,8 @@ def time_recurrent_layers(
 ) -> Timing:
     """Time torch's and our LSTM and GRU on one CPU input, interleaved (8장).
 
-    The layers are named ``"torch.nn.LSTM"``, ``"LSTM"`` (hand-written
+    The layers are named ``"torch.nn.LSTM"``, ``"torch.nn.LSTM, no oneDNN"``
+    (the same module, see :class:`WithoutOneDNN`), ``"LSTM"`` (hand-written
     backward), ``"AutogradLSTM"``, ``"torch.nn.GRU"`` and ``"GRU"`` (autograd);
     ours hold the weights copied from torch's, so all LSTMs compute the same
     numbers. The input (batch_size, length, input_size) is the adding problem's.
@@ -245,6 +270,7 @@ def time_recurrent_layers(
     torch_gru = nn.GRU(input_size, hidden_size, batch_first=True)
     layers: dict[str, nn.Module] = {
         "torch.nn.LSTM": torch_lstm,
+        "torch.nn.LSTM, no oneDNN": WithoutOneDNN(torch_lstm),
         "LSTM": LSTM(input_size, hidden_size, batch_first=True),
         "AutogradLSTM": AutogradLSTM(input_size, hidden_size, batch_first=True),
         "torch.nn.GRU": torch_gru,

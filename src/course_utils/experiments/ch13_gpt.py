@@ -466,9 +466,9 @@ def distinct_share(text: str, n: int = 4) -> float:
 def continue_text(
     model: GPT, vocab: Vocab, prompt: str, new_tokens: int, sampling: Any = None, seed: int = 0
 ) -> str:
-    """``prompt`` continued by ``new_tokens`` characters (greedy by default), with the KV cache;
-    the model reads at most its ``max_len`` characters, so a long continuation reads the last
-    ones only (a sliding window)."""
+    """``prompt`` continued by ``new_tokens`` characters (greedy by default), without the KV
+    cache: each step reads the last ``max_len`` characters again (a sliding window), since
+    the model's learned positions stop at ``max_len``."""
     from course_utils.sampling import Sampling, next_token
 
     sampling = Sampling(greedy=True) if sampling is None else sampling

@@ -508,12 +508,14 @@ def start_ch13_training(
     sft: SFTConfig | None = None,
     dpo: DPOConfig | None = None,
 ) -> bool:
-    """Train, in two worker processes, what the chapter needs while it goes on.
+    """Train, in worker processes, what the chapter needs while it goes on.
 
-    One worker pretrains ``config``, the other the sweep's other sizes; then
-    both take the parts of the post-training (:data:`PARTS`), each waiting for
-    the pretrained model's file. :func:`pretrain_char_gpt` and
-    :func:`run_posttraining` wait for them and load the results from the cache.
+    The jobs run in one process per core (at most one per job, as
+    :class:`~course_utils.runs.Jobs` starts them): one pretrains ``config``,
+    one the sweep's other sizes, and each part of the post-training
+    (:data:`PARTS`) is a job that waits for the pretrained model's file.
+    :func:`pretrain_char_gpt` and :func:`run_posttraining` wait for them and
+    load the results from the cache.
     Nothing starts on a GPU, on one core, with the cache off or when the cache
     holds everything. Returns whether anything was started.
     """
