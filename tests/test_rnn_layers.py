@@ -356,6 +356,28 @@ def test_timing_ratio_is_the_median_of_per_round_ratios():
     assert timing.ratio("a", "b") == 2.0  # rounds: 0.5, 2, 3
 
 
+def test_torch_lstm_without_onednn_computes_the_same_and_does_not_warn():
+    import warnings
+
+    from course_utils.experiments.ch08_lstm_gru import WithoutOneDNN
+
+    torch.manual_seed(7)
+    reference = torch.nn.LSTM(3, 5, batch_first=True)
+    x = torch.randn(2, 6, 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the flag's TF32 warning would fail the strict book build
+        out, (h, c) = WithoutOneDNN(reference)(x)
+        out.sum().backward()
+    grad = x.grad.clone()
+    x.grad = None
+    expected, (h_ref, c_ref) = reference(x)
+    expected.sum().backward()
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close((h, c), (h_ref, c_ref), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(grad, x.grad, rtol=1e-5, atol=1e-6)
+    assert torch.backends.mkldnn.enabled  # switched back on afterwards
+
+
 def test_timed_layers_share_weights_and_are_timed_every_round():
     from course_utils.experiments.ch08_lstm_gru import (
         time_forward_backward,
@@ -364,7 +386,9 @@ def test_timed_layers_share_weights_and_are_timed_every_round():
     from course_utils.lstm import AutogradLSTM
 
     timing = time_recurrent_layers(batch_size=2, length=3, hidden_size=4, rounds=2)
-    assert set(timing.seconds) == {"torch.nn.LSTM", "LSTM", "AutogradLSTM", "torch.nn.GRU", "GRU"}
+    assert set(timing.seconds) == {
+        "torch.nn.LSTM", "torch.nn.LSTM, no oneDNN", "LSTM", "AutogradLSTM", "torch.nn.GRU", "GRU",
+    }  # fmt: skip
     assert all(len(times) == 2 and min(times) > 0 for times in timing.seconds.values())
     assert timing.input_shape == (2, 3, 2)
     torch.manual_seed(6)
