@@ -11,11 +11,10 @@ Four runs are timed, interleaved and repeated, and the median is kept:
   LSTM: the whole sequence, forward and backward, in one call.
 - ``torch, no oneDNN``: the same module with oneDNN switched off
   (``course_utils.experiments.ch08_lstm_gru.WithoutOneDNN``): torch's own C++
-  loop over time with one autograd node per step, multiplying matrices with the
-  same BLAS (MKL) as ours. It separates what the implementation costs from what the
-  kernel library costs: on some CPUs (AMD's with AVX-512) MKL's matrix product
-  runs at half of oneDNN's rate, and at H=256 matrix products are most of the
-  time.
+  loop over time, recording a dozen or so operations per step for autograd and
+  multiplying matrices with the same BLAS as ours. It separates what the
+  implementation costs from what the kernel library costs; the two libraries'
+  matrix products need not run at the same speed on a given CPU.
 - ``ours``: ``course_utils.lstm.LSTM`` (Python loop, hand-written backward);
 - ``ours, autograd``: the same cell with autograd recording every operation,
   to show what the hand-written backward buys.

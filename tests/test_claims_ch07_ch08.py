@@ -122,8 +122,9 @@ def test_hand_written_backward_is_faster_than_autograd_and_slower_than_torch():
     """8장's timing, with the chapter's loose bounds (median of per-round ratios)."""
     timing = time_recurrent_layers()
     assert timing.ratio("AutogradLSTM", "LSTM") > 1.3
-    assert timing.ratio("LSTM", "torch.nn.LSTM") > 1
-    assert timing.ratio("torch.nn.LSTM, no oneDNN", "LSTM") > 1  # torch's own loop is slower
+    if timing.onednn:  # the chapter's sentence for a torch that runs nn.LSTM with oneDNN
+        assert timing.ratio("LSTM", "torch.nn.LSTM") > 1
+        assert timing.ratio("torch.nn.LSTM, no oneDNN", "LSTM") > 1  # torch's own loop is slower
     assert timing.ratio("GRU", "LSTM") > 1.2  # our GRU has no hand-written backward
 
 

@@ -1,6 +1,7 @@
 """The from-scratch RNN, LSTM and GRU layers (6장, 8장) against torch.nn with copied weights."""
 
 import functools
+import platform
 
 import pytest
 import torch
@@ -359,7 +360,7 @@ def test_timing_ratio_is_the_median_of_per_round_ratios():
 def test_torch_lstm_without_onednn_computes_the_same_and_does_not_warn():
     import warnings
 
-    from course_utils.experiments.ch08_lstm_gru import WithoutOneDNN
+    from course_utils.experiments.ch08_lstm_gru import WithoutOneDNN, onednn_in_graph
 
     torch.manual_seed(7)
     reference = torch.nn.LSTM(3, 5, batch_first=True)
@@ -368,6 +369,9 @@ def test_torch_lstm_without_onednn_computes_the_same_and_does_not_warn():
         warnings.simplefilter("error")  # the flag's TF32 warning would fail the strict book build
         out, (h, c) = WithoutOneDNN(reference)(x)
         out.sum().backward()
+    assert not onednn_in_graph(out)  # torch's own loop: no oneDNN node
+    if not onednn_in_graph(reference(x)[0]):
+        pytest.skip("this torch does not run nn.LSTM with oneDNN: the wrapper changes nothing")
     grad = x.grad.clone()
     x.grad = None
     expected, (h_ref, c_ref) = reference(x)
@@ -386,6 +390,9 @@ def test_timed_layers_share_weights_and_are_timed_every_round():
     from course_utils.lstm import AutogradLSTM
 
     timing = time_recurrent_layers(batch_size=2, length=3, hidden_size=4, rounds=2)
+    assert isinstance(timing.onednn, bool)
+    if torch.backends.mkldnn.is_available() and platform.machine() == "x86_64":
+        assert timing.onednn  # the x86 wheels run nn.LSTM with oneDNN's fused kernel
     assert set(timing.seconds) == {
         "torch.nn.LSTM", "torch.nn.LSTM, no oneDNN", "LSTM", "AutogradLSTM", "torch.nn.GRU", "GRU",
     }  # fmt: skip

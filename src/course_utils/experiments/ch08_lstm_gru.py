@@ -68,6 +68,7 @@ __all__ = [
     "char_lm_comparison_config",
     "input_sensitivity",
     "language_model_run",
+    "onednn_in_graph",
     "run_adding_problem",
     "run_char_language_models",
     "start_chapter_runs",
@@ -187,6 +188,7 @@ class Timing:
 
     seconds: dict[str, list[float]]  # layer name -> one time per round
     input_shape: tuple[int, ...]  # (B, T, I)
+    onednn: bool = False  # whether torch.nn.LSTM ran oneDNN's fused kernel (onednn_in_graph)
 
     def median(self, name: str) -> float:
         """The median time of ``name`` over the rounds."""
@@ -227,14 +229,36 @@ def time_forward_backward(
     return Timing(seconds, tuple(x.shape))
 
 
+def onednn_in_graph(output: torch.Tensor) -> bool:
+    """Whether the autograd graph that made ``output`` holds a oneDNN node.
+
+    ``torch.nn.LSTM`` on a CPU build with oneDNN (the x86 and aarch64 Linux
+    wheels) runs the whole sequence as one fused oneDNN kernel, recorded as one
+    ``MkldnnRnnLayerBackward0`` node per layer and direction; without it, autograd
+    records the dozen or so operations of every step.
+    """
+    seen: set[object] = set()
+    stack = [output.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if "Mkldnn" in type(node).__name__:
+            return True
+        stack.extend(child for child, _ in node.next_functions)
+    return False
+
+
 class WithoutOneDNN(nn.Module):
     """``module`` run with oneDNN switched off (``torch.backends.mkldnn.flags(enabled=False)``).
 
-    On an x86 CPU ``torch.nn.LSTM`` hands the whole sequence, forward and
-    backward, to oneDNN's fused LSTM kernel. Switched off, torch runs its own C++
-    loop over time, with one autograd node per step and the same BLAS matrix
-    products as our layers. (``torch.nn.GRU`` and ``torch.nn.RNN`` never use
-    oneDNN.) The backward pass follows the graph the forward pass recorded.
+    Where torch uses oneDNN (:func:`onednn_in_graph`), ``torch.nn.LSTM`` hands the
+    whole sequence, forward and backward, to oneDNN's fused LSTM kernel. Switched
+    off, torch runs its own C++ loop over time, recording a dozen or so operations
+    per step for autograd and multiplying matrices with the same BLAS as our
+    layers. (``torch.nn.GRU`` and ``torch.nn.RNN`` never use oneDNN.) The backward
+    pass follows the graph the forward pass recorded.
     """
 
     def __init__(self, module: nn.Module) -> None:
@@ -280,7 +304,8 @@ def time_recurrent_layers(
     layers["AutogradLSTM"].load_state_dict(torch_lstm.state_dict())
     layers["GRU"].load_state_dict(torch_gru.state_dict())
     x = torch.randn(batch_size, length, input_size)  # (B, T, I)
-    return time_forward_backward(layers, x, rounds)
+    timing = time_forward_backward(layers, x, rounds)
+    return dataclasses.replace(timing, onednn=onednn_in_graph(torch_lstm(x)[0]))
 
 
 #: Epochs per ``COURSE_RUN`` size. The CPU run trains three models, so each gets
