@@ -89,9 +89,9 @@ def log_tick_label(value: float) -> str:
     if value <= 0:
         return ""
     exponent = round(math.log10(value))
-    if not math.isclose(value, 10.0**exponent, rel_tol=1e-9):
-        return f"{value:g}"
-    return f"{value:g}" if abs(exponent) <= 3 else f"1e{exponent}"
+    if abs(exponent) <= 3 or not math.isclose(value, 10.0**exponent, rel_tol=1e-9):
+        return f"{value:g}"  # written out, or not a power of ten: as Python writes it
+    return f"1e{exponent}"
 
 
 def log_scale(ax: Any, axis: str = "y") -> None:
