@@ -17,7 +17,12 @@ Four runs are timed, interleaved and repeated, and the median is kept:
   matrix products need not run at the same speed on a given CPU.
 - ``ours``: ``course_utils.lstm.LSTM`` (Python loop, hand-written backward);
 - ``ours, autograd``: the same cell with autograd recording every operation,
-  to show what the hand-written backward buys.
+  to show what the hand-written backward buys;
+- ``ours, matrix products only``: nothing but the matrix products ours makes,
+  with the same shapes and operand layouts (:func:`matrix_products`). It is the
+  floor of ours with this BLAS: ``ours ÷ products`` is what the rest of our
+  implementation costs, ``products ÷ torch`` what the BLAS alone costs against
+  torch. The ratio to torch is their product.
 
 The headline row is the configuration of the chapter's adding-problem
 experiment; a wider layer is reported beside it. Writes
@@ -30,6 +35,7 @@ import json
 import platform
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -51,12 +57,49 @@ CONFIGS = {
 REPEATS = 15
 
 
-def time_once(model: torch.nn.Module, x: torch.Tensor) -> float:
+def time_once(model: torch.nn.Module | Callable[[], None], x: torch.Tensor) -> float:
+    if not isinstance(model, torch.nn.Module):
+        start = time.perf_counter()
+        model()
+        return time.perf_counter() - start
     model.zero_grad(set_to_none=True)
     start = time.perf_counter()
     out, (h, c) = model(x)
     (out.sum() + h.sum() + c.sum()).backward()
     return time.perf_counter() - start
+
+
+def matrix_products(config: dict[str, int]) -> Callable[[], None]:
+    """The matrix products of one forward and backward pass of ``course_utils.lstm.LSTM``, alone.
+
+    Same shapes and operand layouts as the layer (``RecurrentLayer.forward``'s input
+    projection, ``LSTMSequence``'s two products per step and its weight gradient,
+    autograd's gradient of the projection's weight; the input needs no gradient),
+    on random operands: what ours would take if everything else were free.
+    """
+    steps, batch = config["steps"], config["batch"]
+    inputs, hidden = config["input_size"], config["hidden_size"]
+    generator = torch.Generator().manual_seed(0)
+
+    def randn(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator)
+
+    x_2d, weight_x = randn(steps * batch, inputs), randn(inputs, 4 * hidden)
+    bias = randn(4 * hidden)
+    weight_hh, h = randn(4 * hidden, hidden), randn(batch, hidden)
+    hs, grad_gates = randn(steps * batch, hidden), randn(steps * batch, 4 * hidden)
+    gates, grad_h = randn(steps, batch, 4 * hidden), randn(steps, batch, hidden)
+
+    def run() -> None:
+        torch.addmm(bias, x_2d, weight_x)  # X W_x + b for every step
+        for t in range(steps):  # H_{t-1} W_h, W_h as the transposed view LSTMSequence uses
+            gates[t].addmm_(h, weight_hh.T)
+        for t in range(steps):  # to h_{t-1}: (B, 4H) · (4H, H)
+            grad_h[t].addmm_(grad_gates[t * batch : (t + 1) * batch], weight_hh)
+        hs.T @ grad_gates  # W_h's gradient
+        x_2d.T @ grad_gates  # W_x's gradient
+
+    return run
 
 
 def run(config: dict[str, int]) -> dict[str, float]:
@@ -69,11 +112,12 @@ def run(config: dict[str, int]) -> dict[str, float]:
     ours.load_state_dict(reference.state_dict())
     autograd.load_state_dict(reference.state_dict())
     x = torch.randn(config["batch"], config["steps"], config["input_size"])
-    models = {
+    models: dict[str, torch.nn.Module | Callable[[], None]] = {
         "torch": reference,
         "torch, no oneDNN": WithoutOneDNN(reference),
         "ours": ours,
         "ours, autograd": autograd,
+        "ours, matrix products only": matrix_products(config),
     }
     times: dict[str, list[float]] = {name: [] for name in models}
     for model in models.values():  # warm-up
@@ -106,17 +150,21 @@ def main() -> None:
     threads = torch.get_num_threads()
     print(f"LSTM forward + backward on the CPU ({threads} threads), median of {REPEATS}")
     print(f"CPU: {cpu_description()}")
-    print("ratio: ours (or autograd) over torch; the 'no oneDNN' ratio is ours over that run")
+    print("ratio: ours (or autograd) over torch; the 'no oneDNN' ratio is ours over that run;")
+    print("products: ours' matrix products alone, then ours over them and them over torch")
     print(
         f"{'configuration':<30} {'torch':>9} {'ours':>9} {'ratio':>6} "
-        f"{'no oneDNN':>10} {'ratio':>6} {'autograd':>9} {'ratio':>6}"
+        f"{'no oneDNN':>10} {'ratio':>6} {'autograd':>9} {'ratio':>6} "
+        f"{'products':>9} {'ours/':>6} {'/torch':>6}"
     )
     for name, t in rows.items():
+        products = t["ours, matrix products only"]
         print(
             f"{name:<30} {t['torch'] * 1e3:7.1f}ms {t['ours'] * 1e3:7.1f}ms "
             f"{t['ours'] / t['torch']:5.2f}× {t['torch, no oneDNN'] * 1e3:8.1f}ms "
             f"{t['ours'] / t['torch, no oneDNN']:5.2f}× {t['ours, autograd'] * 1e3:7.1f}ms "
-            f"{t['ours, autograd'] / t['torch']:5.2f}×"
+            f"{t['ours, autograd'] / t['torch']:5.2f}× {products * 1e3:7.1f}ms "
+            f"{t['ours'] / products:5.2f}× {products / t['torch']:5.2f}×"
         )
     headline = rows[HEADLINE]
     results = {
@@ -130,6 +178,8 @@ def main() -> None:
                 "ratio": t["ours"] / t["torch"],
                 "ratio_to_torch_without_onednn": t["ours"] / t["torch, no oneDNN"],
                 "autograd_ratio": t["ours, autograd"] / t["torch"],
+                "ratio_to_matrix_products": t["ours"] / t["ours, matrix products only"],
+                "matrix_products_ratio": t["ours, matrix products only"] / t["torch"],
             }
             for name, t in rows.items()
         },
