@@ -100,8 +100,9 @@ def test_an_honest_numpy_answer_is_left_alone():
     assert (
         _used(["import torch", "import numpy as np", "def f(x):\n    return np.tanh(x)"]) == set()
     )
-    # Magics and shell escapes a notebook commonly has.
-    assert _used(["%timeit 1 + 1\n!pip install numpy", "def f(x):\n    return x"]) == set()
+    # Magics and shell commands a notebook commonly has (none runs code of the student's).
+    common = "%timeit 1 + 1\n!pip install numpy\n!pip install -q konlpy==0.6.0\n!nvidia-smi\n!ls"
+    assert _used([common, "def f(x):\n    return x"]) == set()
     # Harmless standard modules and common notebook habits are not ways around the rules.
     habits = [
         "from types import SimpleNamespace\nimport threading, operator, gc\nx = operator.add\ngc.collect()",
@@ -183,6 +184,23 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
         ("getattr(object, '__subclasses__')", "getattr(…, '__subclasses__')"),
         ("import operator\nname = 'ta' + 'nh'\nf = operator.attrgetter(name)", "operator.attrgetter(…, 계산한 이름)"),
         ("from operator import methodcaller as m\nf = m(compute())", "operator.methodcaller(…, 계산한 이름)"),
+        # Found by an attacker against a callable guarded at run time (helper review, 11-30):
+        ("import functools, math\nF = functools.reduce(getattr, ['fact' + 'orial'], math)",
+         "getattr (값으로 넘김)"),
+        ("import functools, operator\ng = functools.reduce(operator.attrgetter, ['x'], 0)",
+         "operator.attrgetter (값으로 넘김)"),
+        ("def f(x):\n    return type(x)._original.__get__(x)", "(…)._original"),
+        ("def f(x):\n    return x.__class__.__dict__", "(…).__dict__"),
+        ("from course_tools import rules\nrules.Guards.refuse = print", "course_tools"),
+        ("import course_tools.rules as R", "course_tools.rules"),
+        ("out = !python3 -c 'import math'", "!셸 명령"),
+        ("def f(x):\n    out = !python3 -c 'print({x})'\n    return out", "!셸 명령"),
+        ("!pip install ./mine; python3 -c 1", "!셸 명령"),
+        ("!pip install -e /tmp/mine", "!셸 명령"),
+        ("shell = get_ipython().system", "get_ipython()"),
+        ("import os\nos.posix_spawnp('python3', ['python3'], {})", "os.posix_spawnp"),
+        ("from os import execvpe", "os.execvpe"),
+        ("from concurrent.futures import ProcessPoolExecutor", "concurrent.futures.ProcessPoolExecutor"),
     ],
 )  # fmt: skip
 def test_ways_around_the_rules_are_flagged(source, what):
@@ -245,12 +263,26 @@ def _run(code: str, tmp_path) -> subprocess.CompletedProcess:
             def helper(x):
                 return answer(x)  # the library calling itself
 
+            def apply(f, *args):
+                return f(*args)  # like np.apply_along_axis: calls what it is handed
+
+            class Vectorize:  # like np.vectorize: keeps what it is handed, calls it later
+                def __init__(self, f):
+                    self.f = f
+
+                def __call__(self, x):
+                    return self.f(x)
+
             class Thing:
                 def method(self):
                     return 7
             """
         )
     )
+    # A neighbour whose folder's name starts with the library's: not the library.
+    neighbour = tmp_path / "fakelibx"
+    neighbour.mkdir()
+    (neighbour / "__init__.py").write_text("import fakelib\n\ndef call(x):\n    return fakelib.answer(x)\n")
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
@@ -282,11 +314,24 @@ def test_guards_refuse_a_forbidden_callable_only_while_its_question_is_graded(tm
         except rules.RuleViolation:
             print("named like the library, still refused")
         for private in ("_original", "_guards", "_name"):
+            for owner in (answer, type(answer)):
+                try:
+                    getattr(owner, private)
+                    print("REACHED", private)
+                except AttributeError:
+                    pass
+        import fakelibx
+        laundered = (
+            lambda: fakelib.apply(answer, 1),
+            lambda: fakelib.Vectorize(answer)(1),
+            lambda: fakelib.apply(fakelib.Thing().method),
+            lambda: fakelibx.call(1),
+        )
+        for call in laundered:
             try:
-                getattr(answer, private)
-                print("REACHED", private)
-            except AttributeError:
-                pass
+                print("LAUNDERED", call())
+            except rules.RuleViolation:
+                print("refused through the library")
         print("record", guards.collect())
         print("after", answer(1))
         try:
@@ -301,6 +346,8 @@ def test_guards_refuse_a_forbidden_callable_only_while_its_question_is_graded(tm
     assert "outside 2 7" in out and "after 2" in out
     assert out.count("refused 규칙 위반(문제 2)") == 3
     assert "library itself 2" in out
+    # Handed to the library as a value, or called from a folder that only starts like it.
+    assert out.count("refused through the library") == 4 and "LAUNDERED" not in out
     assert "named like the library, still refused" in out and "REACHED" not in out
     assert "record [('q2', 'fakelib.answer'), ('q2', 'fakelib.Thing.method')]" in out
     assert "hidden 규칙: 이 연습 문제에서는 쓸 수 없어서 채점 환경에 없습니다 — `hiddenlib`" in out

@@ -30,7 +30,12 @@ The grader enforces a rule three ways:
 3. **Refused at run time.** A forbidden callable inside a package the sandbox
    shows raises :class:`RuleViolation` (a Korean message naming the rule) when
    called while that question's tests run, and the grader scores the question 0
-   even if the answer caught the exception (:class:`Guards`).
+   even if the answer caught the exception (:class:`Guards`), also when the
+   answer hands it to a library function that calls it. The guards live in the
+   student's own process, which an answer could change if it reached them; they
+   rest on the read flagging the ways there (a computed or handed-on ``getattr``,
+   the grader's own package, an object's private names, a shell command). What
+   they add is what an answer reaches in ways the read cannot see.
 
 The student's own ``grader.check`` runs the same read (2) in the notebook's
 kernel (:func:`check_here`), so a rule shows before submission.
@@ -44,6 +49,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import json
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -80,18 +86,20 @@ ESCAPE_MODULES = (
     "importlib", "imp", "builtins", "ctypes", "cffi", "inspect", "pickle", "_pickle", "cPickle",
     "marshal", "shelve", "copyreg", "dill", "cloudpickle", "joblib", "runpy", "pkgutil",
     "zipimport", "code", "codeop", "subprocess", "multiprocessing", "pty", "pydoc", "site",
-    "unittest.mock", "logging.config",
+    "unittest.mock", "logging.config", "concurrent.futures.process",
+    "course_tools",  # the grader's own code: its guards and its wire to the grader
 )  # fmt: skip
 # Single callables that reach objects by a name in a string, or walk the interpreter's objects.
-ESCAPE_PATHS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.garbage"}
+ESCAPE_PATHS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.garbage",
+                "concurrent.futures.ProcessPoolExecutor"}  # fmt: skip
 # Like getattr: an attribute named by a string.
 ATTRIBUTE_GETTERS = {"operator.attrgetter", "operator.methodcaller"}
 ESCAPE_SYS = {
     "modules", "meta_path", "path_hooks", "path_importer_cache", "settrace", "setprofile",
     "_getframe", "exc_info", "exception", "last_traceback", "addaudithook", "path",
 }  # fmt: skip
-ESCAPE_OS = {"system", "popen", "execv", "execve", "execl", "execlp", "execvp", "spawnv",
-             "spawnl", "posix_spawn", "fork", "forkpty", "dup2"}  # fmt: skip
+# os's ways to start a program or a process; and every exec*, spawn* and posix_spawn* (_os_escape).
+ESCAPE_OS = {"system", "popen", "fork", "forkpty", "dup2", "startfile"}
 ESCAPE_ATTRIBUTES = {
     "__globals__", "__closure__", "__code__", "__wrapped__", "__builtins__",
     "__subclasses__", "__getattribute__", "__import__", "__loader__", "__spec__", "__self__",
@@ -626,6 +634,57 @@ def _attribute_name_escape(call: ast.Call, what: str) -> str | None:
     return None
 
 
+def _os_escape(name: str) -> bool:
+    """Whether ``os.<name>`` starts a program or a process (``execvpe``, ``posix_spawnp``, …)."""
+    return name in ESCAPE_OS or name.startswith(("exec", "spawn", "posix_spawn"))
+
+
+def _shell_call(node: ast.Attribute) -> bool:
+    """``get_ipython().<anything>``: what ``!cmd`` and ``x = !cmd`` become, and the shell itself.
+
+    The magics' own form, ``get_ipython().run_line_magic(…)``/``run_cell_magic(…)``, is read
+    as a magic instead (:func:`_magic_call`).
+    """
+    value = node.value
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "get_ipython"
+        and node.attr not in ("run_line_magic", "run_cell_magic")
+    )
+
+
+# Shell commands a notebook commonly has that run no code of the student's: ``!pip install
+# konlpy``, ``!nvidia-smi``. Any other command, or one with the shell's syntax in it (a pipe,
+# ``;``, ``$var``, IPython's ``{expression}``), could run code the read does not see.
+HARMLESS_COMMANDS = {"nvidia-smi", "ls", "pwd", "nproc", "free", "lscpu", "df", "which"}
+_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*(\[[A-Za-z0-9_,\-]+\])?(==[A-Za-z0-9_.]+)?")
+_SHELL_SYNTAX = set(";&|`$<>(){}\\\n'\"*?")
+
+
+def _harmless_shell(call: ast.Call) -> bool:
+    """``!cmd`` whose command is one of :data:`HARMLESS_COMMANDS` or a pip install by name."""
+    if not (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr in ("system", "getoutput")
+        and len(call.args) == 1
+        and not call.keywords
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    ):
+        return False
+    command = call.args[0].value
+    words = command.split()
+    if not words or _SHELL_SYNTAX & set(command):
+        return False
+    if words[0] in HARMLESS_COMMANDS:
+        return True
+    if words[0] not in ("pip", "pip3") or len(words) < 2 or words[1] not in ("install", "list"):
+        return False
+    options = {"-q", "--quiet", "-U", "--upgrade"}
+    return all(w in options or _PACKAGE.fullmatch(w) for w in words[2:])
+
+
 def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.AST]]:
     """The ways around a rule in one statement: ``(what, node)``."""
     membership = {  # `"x" in sys.modules` only looks: not a way around
@@ -634,6 +693,7 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
         if isinstance(sub, ast.Compare) and all(isinstance(o, (ast.In, ast.NotIn)) for o in sub.ops)
         for c in sub.comparators
     }
+    called = {id(sub.func) for sub in ast.walk(statement.node) if isinstance(sub, ast.Call)}
     for node, scope in _scoped_walk(reader, statement.node):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
@@ -644,7 +704,7 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
                     module in ESCAPE_PATHS
                     or _covered(module, ESCAPE_MODULES)
                     or (module.startswith("sys.") and module[4:] in ESCAPE_SYS)
-                    or (module.startswith("os.") and module[3:] in ESCAPE_OS)
+                    or (module.startswith("os.") and _os_escape(module[3:]))
                 ):
                     yield module, node
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -657,9 +717,30 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
                 yield "get_ipython()", node
             elif node.id == "vars" and not reader.own("vars", scope):
                 yield "vars()", node
+            elif (
+                node.id in ATTRIBUTE_BUILTINS
+                and id(node) not in called
+                and not reader.own(node.id, scope)
+            ):
+                # reduce(getattr, ["fact" + "orial"], math): getattr handed on, its name unread
+                yield f"{node.id} (값으로 넘김)", node
+            elif id(node) not in called and reader.dotted(node, scope) in ATTRIBUTE_GETTERS:
+                yield f"{reader.dotted(node, scope)} (값으로 넘김)", node
         elif isinstance(node, ast.Attribute):
             if node.attr in ESCAPE_ATTRIBUTES:
                 yield node.attr, node
+                continue
+            if _shell_call(node):
+                if id(node) not in called:  # the shell's method itself, handed on
+                    yield "get_ipython()", node
+                continue  # a call of it is read below, with its command
+            if not isinstance(node.value, ast.Name) and (
+                node.attr == "__dict__"
+                or (node.attr.startswith("_") and not node.attr.startswith("__"))
+            ):
+                # type(f)._original, f.__class__.__dict__: the insides of an object the notebook
+                # did not make (its own objects' are self._x, self.__dict__)
+                yield f"(…).{node.attr}", node
                 continue
             base = reader.dotted(node.value, scope)
             if base is None:
@@ -668,11 +749,13 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
             is_sys = base == "sys" or base.endswith(".sys")  # os.sys is sys
             if path in ESCAPE_PATHS:
                 yield path, node
+            elif path in ATTRIBUTE_GETTERS and id(node) not in called:
+                yield f"{path} (값으로 넘김)", node
             elif node.attr == "__dict__":
                 yield path, node  # a module's or an imported object's namespace
             elif is_sys and node.attr in ESCAPE_SYS and id(node) not in membership:
                 yield f"sys.{node.attr}", node
-            elif (base == "os" or base.endswith(".os")) and node.attr in ESCAPE_OS:
+            elif (base == "os" or base.endswith(".os")) and _os_escape(node.attr):
                 yield f"os.{node.attr}", node
             elif (
                 node.attr.startswith("_")
@@ -684,6 +767,10 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
             magic = _magic_call(node)
             if magic and magic[0] in CODE_MAGICS:
                 yield f"%{magic[0]}", node  # runs code the notebook does not show
+                continue
+            if isinstance(node.func, ast.Attribute) and _shell_call(node.func):
+                if not _harmless_shell(node):
+                    yield "!셸 명령", node  # !python3 -c "…": code the read cannot see
                 continue
             what = None
             if isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_BUILTINS:
@@ -931,17 +1018,42 @@ class Guards:
             self.active, self.question = frozenset(), ""
         return record
 
-    def refuse(self, name: str) -> None:
+    def refuse(self, name: str, handle: object) -> None:
+        """Refuse ``name``'s call through ``handle`` (the guard, or its bound method)."""
         if name not in self.active:
             return
-        caller = sys._getframe(2).f_code.co_filename
+        frame = sys._getframe(2)  # who called the guard
         home = self.homes.get(name)
-        if home and caller.startswith(home):
+        if home and _inside(frame.f_code.co_filename, home) and not _holds(frame, handle):
             return  # the library calling itself (by where its code lives, not by its name)
         with self._lock:
             if (self.question, name) not in self.record:
                 self.record.append((self.question, name))
         raise RuleViolation(called_message(self.question, name))
+
+
+def _inside(filename: str, home: str) -> bool:
+    """Whether code in ``filename`` belongs to ``home``: a package's folder, or a module's file."""
+    return filename == home or filename.startswith(home.rstrip("/") + "/")
+
+
+def _holds(frame: Any, handle: object) -> bool:
+    """Whether the calling library code was handed the guarded callable as a value.
+
+    ``np.apply_along_axis(f, …)`` or ``np.vectorize(f)`` call ``f`` from the library's own
+    code, but ``f`` came from the caller: such a call is the answer's, not the library's.
+    The library's own calls name the callable in its module; they hold no reference to it.
+    """
+    for value in list(frame.f_locals.values()):
+        if value is handle:
+            return True
+        try:  # kept on an object first (np.vectorize's pyfunc); its own __getattr__ is not run
+            namespace = object.__getattribute__(value, "__dict__")
+        except (AttributeError, TypeError):
+            continue
+        if isinstance(namespace, dict) and any(v is handle for v in list(namespace.values())):
+            return True
+    return False
 
 
 def called_message(question: str, name: str) -> str:
@@ -950,45 +1062,43 @@ def called_message(question: str, name: str) -> str:
     return f"{head}: 답이 실행 중에 쓸 수 없는 것을 불렀습니다 — `{name}`."
 
 
+# What each guard stands for, by the guard's id: (guards, name, original). Kept here rather
+# than on the guard, where the class's slot descriptors would hand the original to anyone
+# (type(guard)._original.__get__(guard)).
+_GUARDED: dict[int, tuple[Guards, str, Callable[..., Any]]] = {}
+
+
 class _Guarded:
     """A forbidden callable's stand-in: checks the rule, then calls the original."""
 
-    __slots__ = ("_guards", "_name", "_original")
+    __slots__ = ()
 
     def __init__(self, guards: Guards, name: str, original: Callable[..., Any]) -> None:
-        object.__setattr__(self, "_guards", guards)
-        object.__setattr__(self, "_name", name)
-        object.__setattr__(self, "_original", original)
+        _GUARDED[id(self)] = (guards, name, original)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        look = object.__getattribute__
-        look(self, "_guards").refuse(look(self, "_name"))
-        return look(self, "_original")(*args, **kwargs)
+        guards, name, original = _GUARDED[id(self)]
+        guards.refuse(name, self)
+        return original(*args, **kwargs)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
             return self
-        look = object.__getattribute__
-        guards, name, original = look(self, "_guards"), look(self, "_name"), look(self, "_original")
+        guards, name, original = _GUARDED[id(self)]
 
         def bound(*args: Any, **kwargs: Any) -> Any:
-            guards.refuse(name)
+            guards.refuse(name, bound)
             return original(instance, *args, **kwargs)
 
         return bound
 
-    def __getattribute__(self, attribute: str) -> Any:
-        if attribute in ("_guards", "_name", "_original"):
-            raise AttributeError(attribute)  # the original is not to be had from here
-        return object.__getattribute__(self, attribute)
-
     def __getattr__(self, attribute: str) -> Any:
         if attribute.startswith("_"):
             raise AttributeError(attribute)
-        return getattr(object.__getattribute__(self, "_original"), attribute)
+        return getattr(_GUARDED[id(self)][2], attribute)
 
     def __repr__(self) -> str:
-        return repr(object.__getattribute__(self, "_original"))
+        return repr(_GUARDED[id(self)][2])
 
 
 def install_in_runner(hidden: Sequence[str], guarded: Sequence[str]) -> Guards:

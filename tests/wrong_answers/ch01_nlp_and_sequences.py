@@ -14,6 +14,25 @@ WRONG = [
         "def align(a, b):\n    return list(itertools.zip_longest(a, b))\n",
     ),
     (
+        "q2",
+        "def align",
+        # The distance without the alignment: one pair holding both whole strings, padded with
+        # (None, '') pairs so that the count of unequal pairs is the distance (an attacker's
+        # answer from a review of the tests, 11-30: it passed before pairs had to be one character).
+        "def align(a, b):\n"
+        "    d = nltk_free_distance(a, b)\n"
+        "    return [(c, c) for c in a] if d == 0 else [(a, b)] + [(None, '')] * (d - 1)\n"
+        "\n"
+        "def nltk_free_distance(a, b):\n"
+        "    previous = list(range(len(b) + 1))\n"
+        "    for i, x in enumerate(a, 1):\n"
+        "        current = [i]\n"
+        "        for j, y in enumerate(b, 1):\n"
+        "            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))\n"
+        "        previous = current\n"
+        "    return previous[-1]\n",
+    ),
+    (
         "q3",
         "def fraction_less_likely",
         # Counts "at most as likely" instead of "less likely": the original ordering counts itself.

@@ -56,6 +56,23 @@ WRONG = [
         "    return int(np.sum((counts > 0) & (ratio <= k)))\n",
     ),
     (
+        "q6",
+        "def shift_threshold",
+        # Counts the cells whose PMI is below log k, not at it: the question counts PMI = log k
+        # as zeroed (SPPMI_k = max(0, 0) = 0). Found by a review of the tests (11-30), when no
+        # test had a cell exactly at its threshold.
+        "def shift_threshold(counts, w, c):\n"
+        "    counts = np.asarray(counts, dtype=float)\n"
+        "    ratio = counts[w, c] * counts.sum() / (counts[w].sum() * counts[:, c].sum())\n"
+        "    return float(max(ratio, 1.0))\n"
+        "\n"
+        "\n"
+        "def zeroed_by_shift(counts, k):\n"
+        "    counts = np.asarray(counts, dtype=float)\n"
+        "    ratio = counts * counts.sum() / np.outer(counts.sum(axis=1), counts.sum(axis=0))\n"
+        "    return int(np.sum((ratio > 1) & (ratio < k)))\n",
+    ),
+    (
         "q7",
         "def tfidf_augmented",
         # Divides by the largest count in the whole corpus, not in the document: a document whose
