@@ -63,6 +63,8 @@ def test_names_and_reasons_are_escaped_capped_and_never_formulas():
     assert grading._spreadsheet_safe("=1+1") == "'=1+1"
     assert grading._spreadsheet_safe("@SUM(A1)") == "'@SUM(A1)"
     assert grading._spreadsheet_safe("plain") == "plain"
+    for sneaky in (" =1+1", "\u00a0=HYPERLINK(1)", "\u3000-2+3", "\uff1dSUM(A1)"):
+        assert grading._spreadsheet_safe(sneaky) == "'" + sneaky
 
 
 def test_a_notebook_deeper_than_json_allows_is_named_as_such():

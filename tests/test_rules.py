@@ -282,7 +282,9 @@ def _run(code: str, tmp_path) -> subprocess.CompletedProcess:
     # A neighbour whose folder's name starts with the library's: not the library.
     neighbour = tmp_path / "fakelibx"
     neighbour.mkdir()
-    (neighbour / "__init__.py").write_text("import fakelib\n\ndef call(x):\n    return fakelib.answer(x)\n")
+    (neighbour / "__init__.py").write_text(
+        "import fakelib\n\ndef call(x):\n    return fakelib.answer(x)\n"
+    )
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,

@@ -121,9 +121,18 @@ def _escape(character: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+# What starts a formula, also in its full-width forms (an East Asian keyboard's ＝).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
 def _spreadsheet_safe(text: str) -> str:
-    """A CSV cell a spreadsheet shows as text: never a formula (``=1+1``, ``@SUM``, …)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    """A CSV cell a spreadsheet shows as text: never a formula (``=1+1``, ``@SUM``, …).
+
+    Also behind leading spaces of any kind (a no-break space before ``=``), which some
+    spreadsheets drop when they read a file.
+    """
+    risky = text[:1] in ("\t", "\r") or text.lstrip()[:1] in _FORMULA_STARTS
+    return "'" + text if risky else text
 
 
 # --------------------------------------------------------------------------
