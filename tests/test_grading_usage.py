@@ -41,8 +41,13 @@ def test_the_folder_is_read_without_following_links(tmp_path):
         "alice", "bob/ch09_seq2seq.ipynb", "bob/draft.ipynb", "dir.ipynb", "hard.ipynb",
         "link.ipynb", "linked_student", "pipe.ipynb", "plain.ipynb",
     ]  # fmt: skip
-    assert found["plain.ipynb"].data == b'{"cells": []}' and not found["plain.ipynb"].problem
-    assert found["alice"].data == b"{}"
+    assert found["plain.ipynb"].read() == b'{"cells": []}' and not found["plain.ipynb"].problem
+    assert found["alice"].read() == b"{}"
+    # Read when graded, not when listed, and only if it is still the file that was listed.
+    (folder / "plain.ipynb").unlink()
+    (folder / "plain.ipynb").write_text('{"cells": [1]}', encoding="utf-8")
+    with pytest.raises(OSError, match="changed"):
+        found["plain.ipynb"].read()
     assert "symbolic link" in found["link.ipynb"].problem and found["link.ipynb"].data is None
     assert "symbolic link" in found["linked_student"].problem
     assert "hard link" in found["hard.ipynb"].problem

@@ -229,12 +229,22 @@ def _question_key(name: str) -> tuple[str, int]:
 
 @dataclass
 class Submission:
-    """One entry of the submissions folder: its bytes, or why it is not graded."""
+    """One entry of the submissions folder: its bytes or the file they are in, or why it is
+    not graded."""
 
     name: str  # as the CSV names it: the file's name, or the student's folder
     path: Path
     data: bytes | None = field(default=None, repr=False)
     problem: str = ""
+    seen: os.stat_result | None = field(default=None, repr=False)  # the file as it was listed
+
+    def read(self) -> bytes:
+        """The notebook's bytes: given, or read now from the file listed (if it is still it)."""
+        if self.data is not None:
+            return self.data
+        if self.problem or self.seen is None:
+            raise ValueError(self.problem or "no data")
+        return _read_regular_file(self.path, self.seen)
 
 
 def _read_regular_file(path: Path, seen: os.stat_result) -> bytes:
@@ -243,8 +253,11 @@ def _read_regular_file(path: Path, seen: os.stat_result) -> bytes:
     fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
     try:
         now = os.fstat(fd)
-        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (seen.st_dev, seen.st_ino):
-            raise OSError("the file changed while it was opened")
+        same = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
+            seen.st_dev, seen.st_ino, seen.st_size, seen.st_mtime_ns
+        )  # fmt: skip
+        if not stat.S_ISREG(now.st_mode) or not same:
+            raise OSError("the file changed since the folder was listed")
         chunks, size = [], 0
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
@@ -257,7 +270,10 @@ def _read_regular_file(path: Path, seen: os.stat_result) -> bytes:
 
 
 def find_submissions(folder: Path) -> list[Submission]:
-    """Every ``*.ipynb`` in ``folder`` and its students' folders, read without following links.
+    """Every ``*.ipynb`` in ``folder`` and its students' folders, listed without following links.
+
+    Each is read when it is graded (:meth:`Submission.read`, by the submission's own
+    grader process), so a folder of many large files is never in memory at once.
 
     A notebook alone in a student's folder (``alice/ch09_seq2seq.ipynb``) is named
     after the folder (``alice``). Symbolic links, hard links, and folders, pipes or
@@ -305,10 +321,7 @@ def find_submissions(folder: Path) -> list[Submission]:
                 )
                 found.append(Submission(name, path, problem=problem))
             else:
-                try:
-                    found.append(Submission(name, path, data=_read_regular_file(path, seen)))
-                except OSError as error:
-                    found.append(Submission(name, path, problem=f"could not be read: {error}"))
+                found.append(Submission(name, path, seen=seen))
 
     visit(Path(folder), "", 0)
     for submission in found:  # names are printed and written: escaped once, here
@@ -436,9 +449,7 @@ def grade_submission(
     result.sandbox = how.description
     start = time.perf_counter()
     try:
-        if submission.data is None:
-            raise ValueError(submission.problem or "no data")
-        sources, made_for = parse_notebook(submission.data)
+        sources, made_for = parse_notebook(submission.read())
     except (OSError, ValueError) as error:
         result.status, result.reason = "error", f"could not read the submission: {error}"
         return result
