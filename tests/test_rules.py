@@ -101,7 +101,10 @@ def test_an_honest_numpy_answer_is_left_alone():
         _used(["import torch", "import numpy as np", "def f(x):\n    return np.tanh(x)"]) == set()
     )
     # Magics and shell commands a notebook commonly has (none runs code of the student's).
-    common = "%timeit 1 + 1\n!pip install numpy\n!pip install -q konlpy==0.6.0\n!nvidia-smi\n!ls"
+    common = (
+        "%timeit 1 + 1\n!pip install numpy\n!pip install -q konlpy==0.6.0\n!nvidia-smi\n!ls\n"
+        "%pip install sacrebleu"
+    )
     assert _used([common, "def f(x):\n    return x"]) == set()
     # Harmless standard modules and common notebook habits are not ways around the rules.
     habits = [
@@ -197,6 +200,7 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
         ("def f(x):\n    out = !python3 -c 'print({x})'\n    return out", "!셸 명령"),
         ("!pip install ./mine; python3 -c 1", "!셸 명령"),
         ("!pip install -e /tmp/mine", "!셸 명령"),
+        ("%pip install /tmp/mine", "%pip"),
         ("shell = get_ipython().system", "get_ipython()"),
         ("import os\nos.posix_spawnp('python3', ['python3'], {})", "os.posix_spawnp"),
         ("from os import execvpe", "os.execvpe"),

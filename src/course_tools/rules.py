@@ -679,10 +679,16 @@ def _harmless_shell(call: ast.Call) -> bool:
         return False
     if words[0] in HARMLESS_COMMANDS:
         return True
-    if words[0] not in ("pip", "pip3") or len(words) < 2 or words[1] not in ("install", "list"):
+    return words[0] in ("pip", "pip3") and _pip_by_name(command[len(words[0]) :])
+
+
+def _pip_by_name(arguments: str) -> bool:
+    """``install konlpy -q`` or ``list``: pip with package names only (no path, URL or file)."""
+    words = arguments.split()
+    if not words or words[0] not in ("install", "list") or _SHELL_SYNTAX & set(arguments):
         return False
     options = {"-q", "--quiet", "-U", "--upgrade"}
-    return all(w in options or _PACKAGE.fullmatch(w) for w in words[2:])
+    return all(w in options or _PACKAGE.fullmatch(w) for w in words[1:])
 
 
 def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.AST]]:
@@ -767,6 +773,9 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
             magic = _magic_call(node)
             if magic and magic[0] in CODE_MAGICS:
                 yield f"%{magic[0]}", node  # runs code the notebook does not show
+                continue
+            if magic and magic[0] in ("pip", "conda") and not _pip_by_name(magic[1]):
+                yield f"%{magic[0]}", node  # %pip install ./mine runs its setup code
                 continue
             if isinstance(node.func, ast.Attribute) and _shell_call(node.func):
                 if not _harmless_shell(node):
