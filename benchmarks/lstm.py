@@ -4,7 +4,7 @@ Run from the repository root: ``.venv/bin/python benchmarks/lstm.py``.
 Times one forward plus backward pass (a sum of the outputs and the final
 states as the loss) with the same weights and the same input, on the CPU,
 single-threaded as the chapter runs.
-Four runs are timed, interleaved and repeated, and the median is kept:
+Five runs are timed, interleaved and repeated, and the median is kept:
 
 - ``torch``: ``torch.nn.LSTM`` as shipped. On a CPU with oneDNN (Intel's deep
   learning kernel library, built into the x86 wheels) it runs oneDNN's fused
@@ -90,12 +90,18 @@ def matrix_products(config: dict[str, int]) -> Callable[[], None]:
     hs, grad_gates = randn(steps * batch, hidden), randn(steps * batch, 4 * hidden)
     gates, grad_h = randn(steps, batch, 4 * hidden), randn(steps, batch, hidden)
 
+    # Per-step views made once, as LSTMSequence makes them, and its loops' inference mode.
+    gates_t, grad_h_t = gates.unbind(0), grad_h.unbind(0)
+    grad_t = grad_gates.view(steps, batch, 4 * hidden).unbind(0)
+    weight_t = weight_hh.T  # W_h as the transposed view LSTMSequence uses
+
     def run() -> None:
         torch.addmm(bias, x_2d, weight_x)  # X W_x + b for every step
-        for t in range(steps):  # H_{t-1} W_h, W_h as the transposed view LSTMSequence uses
-            gates[t].addmm_(h, weight_hh.T)
-        for t in range(steps):  # to h_{t-1}: (B, 4H) · (4H, H)
-            grad_h[t].addmm_(grad_gates[t * batch : (t + 1) * batch], weight_hh)
+        with torch.inference_mode():
+            for out in gates_t:  # H_{t-1} W_h
+                out.addmm_(h, weight_t)
+            for out, grad in zip(grad_h_t, grad_t, strict=True):  # to h_{t-1}: (B, 4H) · (4H, H)
+                out.addmm_(grad, weight_hh)
         hs.T @ grad_gates  # W_h's gradient
         x_2d.T @ grad_gates  # W_x's gradient
 

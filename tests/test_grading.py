@@ -20,7 +20,7 @@ import time
 import pytest
 from conftest import ROOT, SOLUTION_SENTINEL
 
-from course_tools import exercises, grading
+from course_tools import exercises, grading, rules
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("sandbox")]
 
@@ -294,6 +294,29 @@ def test_bad_grading_input_gets_clear_errors(tmp_path, assignments):
         grading.question_points(tmp_path / "none.zip")
     with pytest.raises(ValueError, match="no results"):
         grading.write_csv([], tmp_path / "x.csv")
+
+
+def test_an_autograder_whose_rules_the_sandbox_cannot_hide_is_refused(tmp_path, assignments):
+    """A rule on a callable inside a package the sandbox shows (math.factorial, numpy.prod) could
+    only be checked in the student's own process: an attacker's review (11-30) undid every such
+    run-time guard. ``make exercises`` refuses such a master; a zip edited by hand is refused here."""
+    import zipfile
+
+    original = assignments["ch01_nlp_and_sequences"].autograder_zip
+    edited = tmp_path / original.name
+    with zipfile.ZipFile(original) as source, zipfile.ZipFile(edited, "w") as copy:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == rules.RULES_FILE:
+                found = rules.Rules.from_json(data.decode("utf-8"))
+                found.forbid["q1"] = [*found.forbid["q1"], "math.factorial"]
+                data = found.to_json().encode("utf-8")
+            copy.writestr(item, data)
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "a.ipynb").write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"forbid math\.factorial, which the grading sandbox"):
+        grading.grade_batch(tmp_path / "subs", edited)
+    grading.TestSuite(original)  # the zip as built is accepted
 
 
 def test_unreadable_submission_is_reported_not_fatal(tmp_path, assignments):

@@ -1,9 +1,10 @@
-"""The exercises' rules: declared in the masters, read from the answers, refused at run time.
+"""The exercises' rules: declared in the masters, hidden from the sandbox, read from the answers.
 
 The grading tests (test_grading.py) check the whole path with real submissions;
-these check each layer on its own: parsing the masters, the read of the cells
-(what it flags and, as important, what it leaves alone), the import blocker,
-the run-time guards, and the rules test that ``grader.check`` runs.
+these check each layer on its own: parsing the masters, which rules can be hidden
+(and the refusal of those that cannot), the read of the cells (what it flags and,
+as important, what it leaves alone), the import blocker, and the rules test that
+``grader.check`` runs.
 """
 
 from __future__ import annotations
@@ -76,15 +77,24 @@ def test_otter_never_sees_the_rules_block():
     assert exercises._without_rules(config) == "name: ch\ninit_cell: true\n"
 
 
-def test_rules_round_trip_and_what_is_hidden_or_guarded():
+def test_rules_round_trip_and_what_is_hidden_or_refused():
     found = rules.Rules(
         "ch",
-        {"q1": ["torch", "numpy.linalg.svd", "numpy"], "q2": ["torch", "torch.nn", "numpy"]},
+        {
+            "q1": ["torch", "numpy.linalg.svd", "numpy", "nltk"],
+            "q2": ["torch", "torch.nn", "numpy"],
+        },
         {"q1": ["f"], "q2": ["g"]},
         ["abc"],
     )
     assert found.hidden() == ["torch"]  # numpy stays: the runner needs it
-    assert found.guarded() == ["numpy", "numpy.linalg.svd"]
+    # numpy (the runner's), a callable inside it, and nltk (one question only) cannot be hidden.
+    assert found.unenforceable() == ["nltk", "numpy", "numpy.linalg.svd"]
+    with pytest.raises(
+        ValueError, match=r"forbid nltk, numpy, numpy.linalg.svd, which the grading"
+    ):
+        found.check_enforceable("ch.md")
+    rules.Rules("ch", {"q1": ["torch", "nltk"], "q2": ["nltk", "torch"]}).check_enforceable("ch")
     assert rules.Rules.from_json(found.to_json()) == found
     assert rules.Rules("ch", {}, {"q1": ["f"]}).hidden() == []
     with pytest.raises(ValueError, match="assignment"):
@@ -103,7 +113,9 @@ def test_an_honest_numpy_answer_is_left_alone():
     # Magics and shell commands a notebook commonly has (none runs code of the student's).
     common = (
         "%timeit 1 + 1\n!pip install numpy\n!pip install -q konlpy==0.6.0\n!nvidia-smi\n!ls\n"
-        "%pip install sacrebleu"
+        "%pip install sacrebleu\n!pip install -qU konlpy --no-cache-dir\n!pip install 'numpy<2'\n"
+        "!pip show torch\n!sudo apt-get -qq install -y fonts-nanum\n!rm -rf ~/.cache/matplotlib\n"
+        "gpu = !!nvidia-smi\nfrom IPython.display import display, HTML"
     )
     assert _used([common, "def f(x):\n    return x"]) == set()
     # Harmless standard modules and common notebook habits are not ways around the rules.
@@ -187,13 +199,11 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
         ("getattr(object, '__subclasses__')", "getattr(…, '__subclasses__')"),
         ("import operator\nname = 'ta' + 'nh'\nf = operator.attrgetter(name)", "operator.attrgetter(…, 계산한 이름)"),
         ("from operator import methodcaller as m\nf = m(compute())", "operator.methodcaller(…, 계산한 이름)"),
-        # Found by an attacker against a callable guarded at run time (helper review, 11-30):
+        # Found by attackers' reviews (11-30):
         ("import functools, math\nF = functools.reduce(getattr, ['fact' + 'orial'], math)",
          "getattr (값으로 넘김)"),
         ("import functools, operator\ng = functools.reduce(operator.attrgetter, ['x'], 0)",
          "operator.attrgetter (값으로 넘김)"),
-        ("def f(x):\n    return type(x)._original.__get__(x)", "(…)._original"),
-        ("def f(x):\n    return x.__class__.__dict__", "(…).__dict__"),
         ("from course_tools import rules\nrules.Guards.refuse = print", "course_tools"),
         ("import course_tools.rules as R", "course_tools.rules"),
         ("out = !python3 -c 'import math'", "!셸 명령"),
@@ -201,6 +211,20 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
         ("!pip install ./mine; python3 -c 1", "!셸 명령"),
         ("!pip install -e /tmp/mine", "!셸 명령"),
         ("%pip install /tmp/mine", "%pip"),
+        ("!pip install evil.zip", "!셸 명령"),
+        ("!pip install -r requirements.txt", "!셸 명령"),
+        ("!ls | sh", "!셸 명령"),
+        ("!ls > /tmp/x", "!셸 명령"),
+        ("!echo {open('/tmp/x').read()}", "!셸 명령"),
+        ("%alias evil python3 -c 1", "%alias"),
+        ("%config InteractiveShell.automagic = True", "%config"),
+        ("%env PATH=/tmp/bin", "%env"),
+        ("import IPython\nIPython.get_ipython().system('ls')", "IPython.get_ipython"),
+        ("from IPython.utils.process import getoutput", "IPython.utils.process"),
+        ("import os\nf = getattr(os, 'system')", "os.system"),
+        ("import sys\nm = getattr(sys, 'modules')", "sys.modules"),
+        ("import posix\nposix.system('ls')", "posix.system"),
+        ("from os import *", "from os import *"),
         ("shell = get_ipython().system", "get_ipython()"),
         ("import os\nos.posix_spawnp('python3', ['python3'], {})", "os.posix_spawnp"),
         ("from os import execvpe", "os.execvpe"),
@@ -249,134 +273,43 @@ def test_the_messages_name_the_question_what_was_used_the_rule_and_the_place():
         "규칙 위반(문제 3): 답이 쓸 수 없는 것을 씁니다 — `torch.nn.RNNCell` (셀 5, 2행); 규칙은 `torch`."
     )
     assert "규칙을 피해 가는 방법" in rules.Violation("q1", "gc", "escape").message()
-    assert "실행 중에" in rules.called_message("q2", "numpy.tanh")
 
 
 # --------------------------------------------------------------------------
-# hidden, and refused at run time (in a fresh interpreter: guards patch modules)
+# hidden (in a fresh interpreter: the blocker changes sys.meta_path)
 # --------------------------------------------------------------------------
-def _run(code: str, tmp_path) -> subprocess.CompletedProcess:
-    package = tmp_path / "fakelib"
+def test_a_hidden_module_cannot_be_imported_and_says_which_rule(tmp_path):
+    package = tmp_path / "hiddenlib"
     package.mkdir()
-    (package / "__init__.py").write_text(
-        textwrap.dedent(
-            """
-            def answer(x):
-                return x + 1
-
-            def helper(x):
-                return answer(x)  # the library calling itself
-
-            def apply(f, *args):
-                return f(*args)  # like np.apply_along_axis: calls what it is handed
-
-            class Vectorize:  # like np.vectorize: keeps what it is handed, calls it later
-                def __init__(self, f):
-                    self.f = f
-
-                def __call__(self, x):
-                    return self.f(x)
-
-            class Thing:
-                def method(self):
-                    return 7
-            """
-        )
+    (package / "__init__.py").write_text("VALUE = 1\n")
+    (package / "sub.py").write_text("VALUE = 2\n")
+    code = textwrap.dedent(
+        """
+        import hiddenlib  # imported before: install_in_runner drops it from sys.modules
+        from course_tools import rules
+        rules.install_in_runner(["hiddenlib"])
+        for name in ("hiddenlib", "hiddenlib.sub"):
+            try:
+                __import__(name)
+                print("IMPORTED", name)
+            except ModuleNotFoundError as error:
+                print("hidden", error)
+        import json  # what is not hidden still imports
+        print("json", json.dumps(1))
+        """
     )
-    # A neighbour whose folder's name starts with the library's: not the library.
-    neighbour = tmp_path / "fakelibx"
-    neighbour.mkdir()
-    (neighbour / "__init__.py").write_text(
-        "import fakelib\n\ndef call(x):\n    return fakelib.answer(x)\n"
-    )
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
+    run = subprocess.run(
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         cwd=tmp_path,
         env={"PYTHONPATH": f"{tmp_path}:{ROOT / 'src'}", "PATH": "/usr/bin:/bin"},
         timeout=120,
     )
-
-
-def test_guards_refuse_a_forbidden_callable_only_while_its_question_is_graded(tmp_path):
-    run = _run(
-        """
-        from course_tools import rules
-        guards = rules.install_in_runner(["hiddenlib"], ["fakelib.answer", "fakelib.Thing.method"])
-        import fakelib
-        from fakelib import answer  # taken after the guards: the guarded one
-        print("outside", answer(1), fakelib.Thing().method())
-        guards.activate("q2", ["fakelib"])
-        for call in (lambda: answer(1), lambda: fakelib.answer(1), lambda: fakelib.Thing().method()):
-            try:
-                call()
-            except rules.RuleViolation as error:
-                print("refused", error)
-        print("library itself", fakelib.helper(1))
-        globals()["__name__"] = "fakelib"  # a notebook calling itself the library
-        try:
-            answer(1)
-        except rules.RuleViolation:
-            print("named like the library, still refused")
-        for private in ("_original", "_guards", "_name"):
-            for owner in (answer, type(answer)):
-                try:
-                    getattr(owner, private)
-                    print("REACHED", private)
-                except AttributeError:
-                    pass
-        import fakelibx
-        laundered = (
-            lambda: fakelib.apply(answer, 1),
-            lambda: fakelib.Vectorize(answer)(1),
-            lambda: fakelib.apply(fakelib.Thing().method),
-            lambda: fakelibx.call(1),
-        )
-        for call in laundered:
-            try:
-                print("LAUNDERED", call())
-            except rules.RuleViolation:
-                print("refused through the library")
-        print("record", guards.collect())
-        print("after", answer(1))
-        try:
-            import hiddenlib.sub
-        except ModuleNotFoundError as error:
-            print("hidden", error)
-        """,
-        tmp_path,
-    )
     assert run.returncode == 0, run.stderr
-    out = run.stdout
-    assert "outside 2 7" in out and "after 2" in out
-    assert out.count("refused 규칙 위반(문제 2)") == 3
-    assert "library itself 2" in out
-    # Handed to the library as a value, or called from a folder that only starts like it.
-    assert out.count("refused through the library") == 4 and "LAUNDERED" not in out
-    assert "named like the library, still refused" in out and "REACHED" not in out
-    assert "record [('q2', 'fakelib.answer'), ('q2', 'fakelib.Thing.method')]" in out
-    assert "hidden 규칙: 이 연습 문제에서는 쓸 수 없어서 채점 환경에 없습니다 — `hiddenlib`" in out
-
-
-def test_a_caught_refusal_is_still_recorded(tmp_path):
-    run = _run(
-        """
-        from course_tools import rules
-        guards = rules.install_in_runner([], ["fakelib.answer"])
-        import fakelib
-        def sneaky(x):
-            try:
-                return fakelib.answer(x)
-            except Exception:
-                return x + 1
-        guards.activate("q1", ["fakelib.answer"])
-        print(sneaky(1), guards.collect())
-        """,
-        tmp_path,
-    )
-    assert run.returncode == 0, run.stderr
-    assert "2 [('q1', 'fakelib.answer')]" in run.stdout
+    assert "IMPORTED" not in run.stdout and "json 1" in run.stdout
+    message = "hidden 규칙: 이 연습 문제에서는 쓸 수 없어서 채점 환경에 없습니다 — `hiddenlib`"
+    assert run.stdout.count(message) == 2
 
 
 def test_hidden_names_map_to_the_files_the_sandbox_mounts_empty():

@@ -144,6 +144,7 @@ def _add_rules(assignment: Assignment, master: Path) -> None:
         }
     )
     found = rules.Rules(assignment.name, {q: forbid.get(q, []) for q in names}, names, trusted)
+    found.check_enforceable(str(master))
     with zipfile.ZipFile(assignment.autograder_zip, "a") as archive:
         archive.writestr(rules.RULES_FILE, found.to_json())
 

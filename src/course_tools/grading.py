@@ -196,6 +196,8 @@ class TestSuite:
                 if rules.RULES_FILE in archive.namelist()
                 else None
             )
+        if self.rules is not None:  # graded only where the sandbox can hide every forbidden name
+            self.rules.check_enforceable(str(autograder_zip))
         for name, source in sources.items():
             if "OK_FORMAT = True" in source:
                 raise ValueError(
@@ -253,8 +255,8 @@ def _read_regular_file(path: Path, seen: os.stat_result) -> bytes:
     fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
     try:
         now = os.fstat(fd)
-        same = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
-            seen.st_dev, seen.st_ino, seen.st_size, seen.st_mtime_ns
+        same = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns, now.st_ctime_ns) == (
+            seen.st_dev, seen.st_ino, seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns
         )  # fmt: skip
         if not stat.S_ISREG(now.st_mode) or not same:
             raise OSError("the file changed since the folder was listed")
@@ -463,7 +465,6 @@ def grade_submission(
     steps = plan(sources, list(possible))
     graded: set[str] = set()
     ran: list[tuple[int, str]] = []
-    guarded = bool(runner_rules and runner_rules.get("guarded"))
     session = Session(how, limits, runner_rules, hide)
     try:
         session.start()
@@ -490,13 +491,7 @@ def grade_submission(
             if breaks:  # read before running: the tests of a broken rule do not run
                 score = 0.0
             else:
-                if guarded:
-                    session.start_rules(payload, suite.forbid(payload))
                 score, failures = _grade_question(suite, payload, session)
-                if guarded:
-                    called = session.rule_calls()
-                    breaks = [rules.called_message(payload, n) for n in called]
-                    score = 0.0 if breaks else score
             result.scores[payload] = score
             result.failures += failures
             if breaks:
@@ -788,7 +783,7 @@ def grade_batch(
     runner_rules, hide = None, []
     if suite.rules is not None:
         hidden = suite.rules.hidden()
-        runner_rules = {"hidden": hidden, "guarded": suite.rules.guarded()}
+        runner_rules = {"hidden": hidden}
         hide = rules.hidden_paths(hidden) if how.mode == "bwrap" else []
 
     def one(submission: Submission) -> GradeResult:

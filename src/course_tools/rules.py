@@ -1,41 +1,40 @@
 """What an answer may not use, declared in the master and enforced in depth.
 
 An exercise asks a student to build something a library already has (an RNN
-cell, BLEU, attention). Its master declares, per question, what the answer may
-not use: packages (``torch``), modules (``course_utils.rnn``) and callables
-(``numpy.linalg.svd``), as dotted names::
+cell, BLEU, attention). Its master declares what the answers may not use:
+packages (``torch``) and modules (``course_utils.rnn``), as dotted names::
 
     # ASSIGNMENT CONFIG            (every question)
     rules:
       forbid: [torch, transformers, course_utils.rnn]
 
-    # BEGIN QUESTION               (this question, on top of the above)
-    name: q2
-    rules:
-      forbid: [numpy.linalg.svd]
+A question's config may declare ``rules: forbid: [...]`` too, on top of the
+above; the grader can enforce such a rule only if every question has it (1.).
 
-The grader enforces a rule three ways:
+The grader enforces a rule two ways:
 
-1. **Hidden.** A package or module that every question forbids is not in the
-   student's sandbox at all: its folder or file is mounted empty, so no trick
-   inside the process can reach its code (:meth:`Rules.hidden`).
+1. **Hidden.** What an exercise forbids is not in the student's sandbox at all:
+   its package's folder or its module's file is mounted empty, so no trick
+   inside the process, a program it starts or a shell command can reach its
+   code (:meth:`Rules.hidden`). That needs a rule every question of the
+   exercise has, on a package or module the sandboxed runner itself does not
+   import (numpy, IPython: :data:`RUNNER_NEEDS`). A rule that cannot be hidden
+   (``numpy.linalg.svd``, or ``torch`` in one question only) could only be
+   checked inside the student's own process, which the answer controls; so
+   ``make exercises`` refuses a master with one and the grader an autograder
+   zip with one (:meth:`Rules.unenforceable`): split such questions into an
+   exercise of their own.
 2. **Read.** Before a question's tests run, the notebook's cells so far are read
    (:func:`violations`): the question's answer (the names its tests read) and
    everything it refers to, through functions, classes, imports and aliases,
    may not name a forbidden thing; and no cell may use the ways around a rule
    (``getattr`` with a computed name, ``importlib``, ``__import__``, ``eval``,
    ``sys.modules``, ``gc``, ``ctypes``, pickling, frame and closure
-   introspection, private names of a module). A question whose answer breaks a
-   rule scores 0, with a reason that names the rule.
-3. **Refused at run time.** A forbidden callable inside a package the sandbox
-   shows raises :class:`RuleViolation` (a Korean message naming the rule) when
-   called while that question's tests run, and the grader scores the question 0
-   even if the answer caught the exception (:class:`Guards`), also when the
-   answer hands it to a library function that calls it. The guards live in the
-   student's own process, which an answer could change if it reached them; they
-   rest on the read flagging the ways there (a computed or handed-on ``getattr``,
-   the grader's own package, an object's private names, a shell command). What
-   they add is what an answer reaches in ways the read cannot see.
+   introspection, private names of a module, a shell command). A question
+   whose answer breaks a rule scores 0, with a reason that names the rule. The
+   read names the rule an answer breaks before the sandbox's missing module
+   fails it, and it stands behind the hiding should a copy of a forbidden
+   package lie somewhere the sandbox shows.
 
 The student's own ``grader.check`` runs the same read (2) in the notebook's
 kernel (:func:`check_here`), so a rule shows before submission.
@@ -44,24 +43,20 @@ kernel (:func:`check_here`), so a rule shows before submission.
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib
 import importlib.abc
 import importlib.util
 import json
 import re
 import sys
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "MAX_MAGIC_OPTION_WORDS",
-    "Guards",
     "HiddenModules",
-    "RuleViolation",
     "Rules",
     "Violation",
     "check_here",
@@ -87,11 +82,15 @@ ESCAPE_MODULES = (
     "marshal", "shelve", "copyreg", "dill", "cloudpickle", "joblib", "runpy", "pkgutil",
     "zipimport", "code", "codeop", "subprocess", "multiprocessing", "pty", "pydoc", "site",
     "unittest.mock", "logging.config", "concurrent.futures.process",
-    "course_tools",  # the grader's own code: its guards and its wire to the grader
+    "course_tools",  # the grader's own code: the runner and its wire to the grader
+    "IPython.core", "IPython.utils", "IPython.terminal", "IPython.testing",  # the shell itself
 )  # fmt: skip
 # Single callables that reach objects by a name in a string, or walk the interpreter's objects.
 ESCAPE_PATHS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.garbage",
-                "concurrent.futures.ProcessPoolExecutor"}  # fmt: skip
+                "concurrent.futures.ProcessPoolExecutor", "IPython.get_ipython",
+                "IPython.InteractiveShell", "IPython.embed", "IPython.start_ipython"}  # fmt: skip
+# Modules whose every name a star import would bring in unread: `from os import *; execv(…)`.
+STAR_ESCAPES = ("os", "posix", "nt", "sys", "gc", "operator", "concurrent", "IPython")
 # Like getattr: an attribute named by a string.
 ATTRIBUTE_GETTERS = {"operator.attrgetter", "operator.methodcaller"}
 ESCAPE_SYS = {
@@ -114,15 +113,15 @@ PYTHON_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 # Magics that run code the notebook's cells do not show.
 CODE_MAGICS = {"run", "load", "loadpy", "writefile", "file", "macro", "store", "recall", "rerun",
                "edit", "script", "python", "python3", "pypy", "bash", "sh", "system", "sx",
-               "perl", "ruby", "js", "javascript", "html", "sc"}  # fmt: skip
+               "perl", "ruby", "js", "javascript", "html", "sc",
+               # ... or make a later line run one: a new magic, automagic back on, an extension,
+               # the environment a shell command runs in
+               "alias", "alias_magic", "config", "automagic", "autocall", "load_ext",
+               "reload_ext", "rehashx", "env", "set_env"}  # fmt: skip
 # What the sandboxed runner itself imports: never hidden (the read and the guards still apply).
 RUNNER_NEEDS = ("numpy", "IPython", "course_tools", "traitlets", "prompt_toolkit", "jedi",
                 "parso", "pygments", "decorator", "stack_data", "executing", "asttokens",
                 "pure_eval", "matplotlib_inline", "pexpect", "ptyprocess", "wcwidth")  # fmt: skip
-
-
-class RuleViolation(Exception):
-    """A forbidden callable was called while a question that forbids it was graded."""
 
 
 @dataclass(frozen=True)
@@ -166,11 +165,26 @@ class Rules:
         # A parent hidden hides its children: keep the shortest names.
         return sorted(n for n in common if not any(n.startswith(p + ".") for p in common))
 
-    def guarded(self) -> list[str]:
-        """Every forbidden name that is not hidden: guarded at run time where it is callable."""
+    def unenforceable(self) -> list[str]:
+        """Forbidden names the sandbox cannot hide: refused by ``make exercises`` and the grader.
+
+        A name only some questions forbid, or one inside a package the runner needs.
+        """
         hidden = self.hidden()
         names = {n for forbid in self.forbid.values() for n in forbid}
         return sorted(n for n in names if not _covered(n, hidden))
+
+    def check_enforceable(self, where: str) -> None:
+        """Raise ``ValueError`` naming the rules the sandbox cannot hide (:meth:`unenforceable`)."""
+        names = self.unenforceable()
+        if names:
+            raise ValueError(
+                f"{where}: the rules forbid {', '.join(names)}, which the grading sandbox cannot "
+                "hide: a rule must be one every question has, on a package or module the "
+                f"sandbox's runner does not import ({', '.join(RUNNER_NEEDS[:3])}, …). Forbid it "
+                "in every question, or move the questions that forbid it to an exercise of "
+                "their own."
+            )
 
     def to_json(self) -> str:
         return json.dumps(
@@ -639,6 +653,22 @@ def _os_escape(name: str) -> bool:
     return name in ESCAPE_OS or name.startswith(("exec", "spawn", "posix_spawn"))
 
 
+def _is_os(base: str) -> bool:
+    """``os``, or the module it wraps (``posix``, ``nt``), under any name that ends in it."""
+    return base in ("os", "posix", "nt") or base.endswith(".os")
+
+
+def _path_escape(path: str) -> bool:
+    """Whether importing ``path`` or taking it by name is a way around (``os.execv``, …)."""
+    base, _, name = path.rpartition(".")
+    return (
+        path in ESCAPE_PATHS
+        or _covered(path, ESCAPE_MODULES)
+        or (base == "sys" and name in ESCAPE_SYS)
+        or (bool(base) and _is_os(base) and _os_escape(name))
+    )
+
+
 def _shell_call(node: ast.Attribute) -> bool:
     """``get_ipython().<anything>``: what ``!cmd`` and ``x = !cmd`` become, and the shell itself.
 
@@ -654,16 +684,46 @@ def _shell_call(node: ast.Attribute) -> bool:
     )
 
 
-# Shell commands a notebook commonly has that run no code of the student's: ``!pip install
-# konlpy``, ``!nvidia-smi``. Any other command, or one with the shell's syntax in it (a pipe,
-# ``;``, ``$var``, IPython's ``{expression}``), could run code the read does not see.
-HARMLESS_COMMANDS = {"nvidia-smi", "ls", "pwd", "nproc", "free", "lscpu", "df", "which"}
-_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*(\[[A-Za-z0-9_,\-]+\])?(==[A-Za-z0-9_.]+)?")
-_SHELL_SYNTAX = set(";&|`$<>(){}\\\n'\"*?")
+# Shell commands a notebook commonly has that run no code of the student's: installing a
+# package by its name (``!pip install -qU konlpy``, ``!apt-get -qq install fonts-nanum``) and
+# commands that only look or tidy (``!nvidia-smi``, ``!rm -rf ~/.cache/matplotlib``). Any other
+# command, an install from a path, URL, archive or requirements file, or the shell's syntax
+# (a pipe, ``;``, ``$var``, IPython's ``{expression}``) could run code the read does not see.
+HARMLESS_COMMANDS = {"nvidia-smi", "ls", "pwd", "nproc", "free", "lscpu", "df", "du", "which",
+                     "uname", "fc-list", "fc-cache", "rm", "mkdir"}  # fmt: skip
+_PIP_OPTIONS = re.compile(
+    r"-[qUv]+|--(quiet|upgrade|user|no-cache-dir|no-deps|force-reinstall|pre|"
+    r"disable-pip-version-check|progress-bar(=off)?|break-system-packages)"
+)
+_APT_OPTIONS = re.compile(r"-[yq]+|--(yes|quiet|assume-yes|no-install-recommends)")
+_REQUIREMENT = re.compile(  # a name, extras, versions: konlpy, torch==2.13.0, "numpy<2"
+    r"[A-Za-z0-9][A-Za-z0-9_.\-]*(\[[A-Za-z0-9_,\-]+\])?"
+    r"((==|>=|<=|~=|!=|<|>)[A-Za-z0-9_.*]+(,(==|>=|<=|~=|!=|<|>)[A-Za-z0-9_.*]+)*)?"
+)
+_ARCHIVE = re.compile(r".*\.(zip|whl|tar|gz|tgz|bz2|tbz|xz|txz|egg)$", re.IGNORECASE)
+_DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.\-]*")
+_EXPANDED = set("`$(){}\\\n")  # what the shell or IPython would expand or run
+
+
+def _shell_words(command: str) -> list[str] | None:
+    """The words of a command line, or None if it uses the shell's syntax beyond quoting."""
+    import shlex
+
+    if _EXPANDED & set(command):
+        return None
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+    if any(word and set(word) <= set(";&|<>()") for word in words):
+        return None  # a pipe, a list of commands, a redirection
+    return words
 
 
 def _harmless_shell(call: ast.Call) -> bool:
-    """``!cmd`` whose command is one of :data:`HARMLESS_COMMANDS` or a pip install by name."""
+    """``!cmd`` whose command is one of :data:`HARMLESS_COMMANDS` or an install by name."""
     if not (
         isinstance(call.func, ast.Attribute)
         and call.func.attr in ("system", "getoutput")
@@ -673,22 +733,37 @@ def _harmless_shell(call: ast.Call) -> bool:
         and isinstance(call.args[0].value, str)
     ):
         return False
-    command = call.args[0].value
-    words = command.split()
-    if not words or _SHELL_SYNTAX & set(command):
+    words = _shell_words(call.args[0].value.lstrip("!"))  # y = !!cmd
+    if not words:
         return False
-    if words[0] in HARMLESS_COMMANDS:
+    if words[0] == "sudo":
+        words = words[1:]
+    if words and words[0] in HARMLESS_COMMANDS:
         return True
-    return words[0] in ("pip", "pip3") and _pip_by_name(command[len(words[0]) :])
+    if words and words[0] in ("apt", "apt-get"):
+        return _installs_by_name(words[1:], ("install", "update"), _APT_OPTIONS, _DEBIAN_PACKAGE)
+    return bool(words) and words[0] in ("pip", "pip3") and _pip_words(words[1:])
 
 
 def _pip_by_name(arguments: str) -> bool:
-    """``install konlpy -q`` or ``list``: pip with package names only (no path, URL or file)."""
-    words = arguments.split()
-    if not words or words[0] not in ("install", "list") or _SHELL_SYNTAX & set(arguments):
+    """``install -qU konlpy`` or ``list`` (``%pip``'s text): pip with package names only."""
+    words = _shell_words(arguments)
+    return words is not None and _pip_words(words)
+
+
+def _pip_words(words: list[str]) -> bool:
+    commands = ("install", "list", "show", "freeze")
+    return _installs_by_name(words, commands, _PIP_OPTIONS, _REQUIREMENT)
+
+
+def _installs_by_name(
+    words: list[str], commands: tuple[str, ...], options: re.Pattern[str], name: re.Pattern[str]
+) -> bool:
+    """``words`` are a command among options and names, each name a package's, never a file's."""
+    rest = [w for w in words if not options.fullmatch(w)]
+    if not rest or rest[0] not in commands:
         return False
-    options = {"-q", "--quiet", "-U", "--upgrade"}
-    return all(w in options or _PACKAGE.fullmatch(w) for w in words[1:])
+    return all(name.fullmatch(w) and not _ARCHIVE.fullmatch(w) for w in rest[1:])
 
 
 def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.AST]]:
@@ -706,13 +781,14 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 modules = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
             for module in modules:
-                if (
-                    module in ESCAPE_PATHS
-                    or _covered(module, ESCAPE_MODULES)
-                    or (module.startswith("sys.") and module[4:] in ESCAPE_SYS)
-                    or (module.startswith("os.") and _os_escape(module[3:]))
-                ):
+                if _path_escape(module):
                     yield module, node
+            if (
+                isinstance(node, ast.ImportFrom)
+                and any(a.name == "*" for a in node.names)
+                and (node.module or "").split(".")[0] in STAR_ESCAPES
+            ):
+                yield f"from {node.module} import *", node
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if node.id in ESCAPE_CALLS and not reader.own(node.id, scope):
                 yield ESCAPE_CALLS[node.id], node
@@ -740,14 +816,6 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
                 if id(node) not in called:  # the shell's method itself, handed on
                     yield "get_ipython()", node
                 continue  # a call of it is read below, with its command
-            if not isinstance(node.value, ast.Name) and (
-                node.attr == "__dict__"
-                or (node.attr.startswith("_") and not node.attr.startswith("__"))
-            ):
-                # type(f)._original, f.__class__.__dict__: the insides of an object the notebook
-                # did not make (its own objects' are self._x, self.__dict__)
-                yield f"(…).{node.attr}", node
-                continue
             base = reader.dotted(node.value, scope)
             if base is None:
                 continue
@@ -761,8 +829,8 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
                 yield path, node  # a module's or an imported object's namespace
             elif is_sys and node.attr in ESCAPE_SYS and id(node) not in membership:
                 yield f"sys.{node.attr}", node
-            elif (base == "os" or base.endswith(".os")) and _os_escape(node.attr):
-                yield f"os.{node.attr}", node
+            elif _is_os(base) and _os_escape(node.attr):
+                yield path, node
             elif (
                 node.attr.startswith("_")
                 and not node.attr.startswith("__")
@@ -780,6 +848,10 @@ def _escapes(reader: _Reader, statement: _Statement) -> Iterable[tuple[str, ast.
             if isinstance(node.func, ast.Attribute) and _shell_call(node.func):
                 if not _harmless_shell(node):
                     yield "!셸 명령", node  # !python3 -c "…": code the read cannot see
+                continue
+            target = reader.getattr_target(node, scope)
+            if target is not None and _path_escape(target):
+                yield target, node  # getattr(os, "system"): a way around taken by its name
                 continue
             what = None
             if isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_BUILTINS:
@@ -955,165 +1027,9 @@ def hidden_paths(hidden: Iterable[str]) -> list[tuple[str, Path]]:
     return [(kind, path) for kind, path in found if path.exists()]
 
 
-# --------------------------------------------------------------------------
-# 3. refused at run time: guards around forbidden callables the sandbox shows
-# --------------------------------------------------------------------------
-class Guards:
-    """Wrappers around forbidden callables, active for the question being graded.
-
-    Installed in the student's process before any of its code runs, so every
-    reference the notebook can take is to the wrapper. A call while a question
-    that forbids the callable is active raises :class:`RuleViolation` and is
-    recorded; the grader collects the record after the question's tests.
-    """
-
-    def __init__(self, names: Iterable[str]) -> None:
-        self.names: list[str] = []
-        self.active: frozenset[str] = frozenset()
-        self.question = ""
-        self.record: list[tuple[str, str]] = []
-        self.homes: dict[str, str] = {}  # name → the folder of its top-level package
-        self._lock = threading.Lock()
-        for name in names:
-            if self._install(name):
-                self.names.append(name)
-
-    def _install(self, name: str) -> bool:
-        module_name, _, attribute = name.rpartition(".")
-        if not module_name:
-            return False
-        try:
-            owner: Any = importlib.import_module(module_name)
-        except ImportError:
-            # numpy.ndarray.sum: an attribute of a class inside a module.
-            outer, _, cls = module_name.rpartition(".")
-            try:
-                owner = getattr(importlib.import_module(outer), cls)
-            except (ImportError, AttributeError, ValueError):
-                return False
-        except ValueError:
-            return False
-        original = getattr(owner, attribute, None)
-        if original is None or not callable(original) or isinstance(original, type(sys)):
-            return False
-        top = sys.modules.get(name.split(".")[0])
-        top_file = getattr(top, "__file__", None)
-        if top_file:
-            home = Path(top_file).resolve().parent
-            self.homes[name] = str(home if Path(top_file).name == "__init__.py" else top_file)
-        guard = _Guarded(self, name, original)
-        for module in list(sys.modules.values()):  # the same object under other names
-            namespace = getattr(module, "__dict__", None)
-            if not isinstance(namespace, dict):
-                continue
-            for key, value in list(namespace.items()):
-                if value is original:
-                    with contextlib.suppress(AttributeError, TypeError):
-                        setattr(module, key, guard)
-        try:
-            setattr(owner, attribute, guard)
-        except (AttributeError, TypeError):
-            return False
-        return True
-
-    def activate(self, question: str, forbidden: Iterable[str]) -> None:
-        with self._lock:
-            self.question = question
-            self.active = frozenset(n for n in self.names if _covered(n, forbidden))
-
-    def collect(self) -> list[tuple[str, str]]:
-        with self._lock:
-            record, self.record = self.record, []
-            self.active, self.question = frozenset(), ""
-        return record
-
-    def refuse(self, name: str, handle: object) -> None:
-        """Refuse ``name``'s call through ``handle`` (the guard, or its bound method)."""
-        if name not in self.active:
-            return
-        frame = sys._getframe(2)  # who called the guard
-        home = self.homes.get(name)
-        if home and _inside(frame.f_code.co_filename, home) and not _holds(frame, handle):
-            return  # the library calling itself (by where its code lives, not by its name)
-        with self._lock:
-            if (self.question, name) not in self.record:
-                self.record.append((self.question, name))
-        raise RuleViolation(called_message(self.question, name))
-
-
-def _inside(filename: str, home: str) -> bool:
-    """Whether code in ``filename`` belongs to ``home``: a package's folder, or a module's file."""
-    return filename == home or filename.startswith(home.rstrip("/") + "/")
-
-
-def _holds(frame: Any, handle: object) -> bool:
-    """Whether the calling library code was handed the guarded callable as a value.
-
-    ``np.apply_along_axis(f, …)`` or ``np.vectorize(f)`` call ``f`` from the library's own
-    code, but ``f`` came from the caller: such a call is the answer's, not the library's.
-    The library's own calls name the callable in its module; they hold no reference to it.
-    """
-    for value in list(frame.f_locals.values()):
-        if value is handle:
-            return True
-        try:  # kept on an object first (np.vectorize's pyfunc); its own __getattr__ is not run
-            namespace = object.__getattribute__(value, "__dict__")
-        except (AttributeError, TypeError):
-            continue
-        if isinstance(namespace, dict) and any(v is handle for v in list(namespace.values())):
-            return True
-    return False
-
-
-def called_message(question: str, name: str) -> str:
-    """The reason for a forbidden callable called while ``question`` was graded."""
-    head = f"규칙 위반(문제 {question.lstrip('q')})"
-    return f"{head}: 답이 실행 중에 쓸 수 없는 것을 불렀습니다 — `{name}`."
-
-
-# What each guard stands for, by the guard's id: (guards, name, original). Kept here rather
-# than on the guard, where the class's slot descriptors would hand the original to anyone
-# (type(guard)._original.__get__(guard)).
-_GUARDED: dict[int, tuple[Guards, str, Callable[..., Any]]] = {}
-
-
-class _Guarded:
-    """A forbidden callable's stand-in: checks the rule, then calls the original."""
-
-    __slots__ = ()
-
-    def __init__(self, guards: Guards, name: str, original: Callable[..., Any]) -> None:
-        _GUARDED[id(self)] = (guards, name, original)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        guards, name, original = _GUARDED[id(self)]
-        guards.refuse(name, self)
-        return original(*args, **kwargs)
-
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        if instance is None:
-            return self
-        guards, name, original = _GUARDED[id(self)]
-
-        def bound(*args: Any, **kwargs: Any) -> Any:
-            guards.refuse(name, bound)
-            return original(instance, *args, **kwargs)
-
-        return bound
-
-    def __getattr__(self, attribute: str) -> Any:
-        if attribute.startswith("_"):
-            raise AttributeError(attribute)
-        return getattr(_GUARDED[id(self)][2], attribute)
-
-    def __repr__(self) -> str:
-        return repr(_GUARDED[id(self)][2])
-
-
-def install_in_runner(hidden: Sequence[str], guarded: Sequence[str]) -> Guards:
-    """What the sandboxed runner does before any student code: block, then guard."""
+def install_in_runner(hidden: Sequence[str]) -> None:
+    """What the sandboxed runner does before any student code: refuse the hidden modules."""
     sys.meta_path.insert(0, HiddenModules(hidden))
     for name in list(sys.modules):
         if _covered(name, hidden):
             del sys.modules[name]
-    return Guards(n for n in guarded if not _covered(n, hidden))

@@ -34,13 +34,10 @@ __all__ = ["Runner", "main"]
 class Runner:
     """One notebook namespace served over a pair of binary streams."""
 
-    def __init__(
-        self, proto_in: BinaryIO, proto_out: BinaryIO, namespace: Any, guards: Any = None
-    ) -> None:
+    def __init__(self, proto_in: BinaryIO, proto_out: BinaryIO, namespace: Any) -> None:
         self._in, self._out = proto_in, proto_out
         self._namespace = namespace  # an IPython shell, or a plain dict for exec
         self._refs: dict[int, Any] = {}
-        self._guards = guards  # course_tools.rules.Guards, or None without rules
 
     # -- the wire -----------------------------------------------------------
     def _read_exactly(self, n: int) -> bytes:
@@ -130,14 +127,6 @@ class Runner:
                 self.send("missing")
             else:
                 self.send("value", namespace[value])
-        elif op == "rules":  # the question about to be graded, and what it forbids
-            question, forbid = value
-            if self._guards is not None:
-                self._guards.activate(str(question), [str(n) for n in forbid])
-            self.send("done", None, error=None)
-        elif op == "violations":  # the forbidden calls since "rules", as [question, name]
-            found = self._guards.collect() if self._guards is not None else []
-            self.send("value", [list(v) for v in found])
         elif op in ("call", "getattr"):
             try:
                 target = self._refs[header["ref"]]
@@ -194,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_tools.runner")
     parser.add_argument("--memory-mb", type=int, required=True)
     parser.add_argument("--max-processes", type=int, default=0)
-    parser.add_argument("--rules", default="", help="JSON: {hidden: [...], guarded: [...]}")
+    parser.add_argument("--rules", default="", help="JSON: {hidden: [...]}")
     args = parser.parse_args(argv)
 
     # The protocol keeps the original stdin/stdout; the student's prints go to stderr.
@@ -211,19 +200,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_processes:
         _limit(resource.RLIMIT_NPROC, args.max_processes)
 
-    guards = None
-    if args.rules:  # before any student code: hidden modules refused, forbidden callables wrapped
+    if args.rules:  # before any student code: the hidden modules' imports refused
         from course_tools import rules
 
-        spec = json.loads(args.rules)
-        guards = rules.install_in_runner(spec.get("hidden", []), spec.get("guarded", []))
+        rules.install_in_runner(json.loads(args.rules).get("hidden", []))
     shell = _shell()
     # A module the notebook writes into its working folder is not importable: code that the
     # cells do not show cannot come in that way (and no submission needs modules of its own).
     for entry in ("", ".", os.getcwd()):
         while entry in sys.path:
             sys.path.remove(entry)
-    runner = Runner(proto_in, proto_out, shell, guards)
+    runner = Runner(proto_in, proto_out, shell)
     with contextlib.suppress(EOFError, BrokenPipeError):
         runner.serve()
     return 0

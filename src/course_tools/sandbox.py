@@ -643,7 +643,7 @@ class Session:
         rules: dict[str, list[str]] | None = None,
         hide: list[tuple[str, Path]] | None = None,
     ) -> None:
-        """``rules``: ``{"hidden": [...], "guarded": [...]}`` for the runner; ``hide``: what
+        """``rules``: ``{"hidden": [...]}`` for the runner; ``hide``: what
         bwrap mounts empty (:func:`course_tools.rules.hidden_paths` of the hidden names)."""
         self.how, self.limits = how, limits
         self.rules, self.hide = rules, hide or []
@@ -935,17 +935,6 @@ class Session:
 
     def lookup(self, name: str) -> Any:
         return self.request("lookup", name)
-
-    def start_rules(self, question: str, forbid: list[str]) -> None:
-        """Tell the runner which question's tests run next, and what that question forbids."""
-        self.request("rules", [question, list(forbid)])
-
-    def rule_calls(self) -> list[str]:
-        """The forbidden callables the answer called since :meth:`start_rules`."""
-        found = self.request("violations")
-        if not isinstance(found, list):
-            return []
-        return [str(item[1])[:200] for item in found if isinstance(item, list) and len(item) == 2]
 
 
 class StudentError(Exception):
