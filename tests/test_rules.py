@@ -95,6 +95,8 @@ def test_rules_round_trip_and_what_is_hidden_or_refused():
     ):
         found.check_enforceable("ch.md")
     rules.Rules("ch", {"q1": ["torch", "nltk"], "q2": ["nltk", "torch"]}).check_enforceable("ch")
+    with pytest.raises(ValueError, match="forbid itertools, which"):  # no file to mount empty
+        rules.Rules("ch", {"q1": ["itertools"], "q2": ["itertools"]}).check_enforceable("ch")
     assert rules.Rules.from_json(found.to_json()) == found
     assert rules.Rules("ch", {}, {"q1": ["f"]}).hidden() == []
     with pytest.raises(ValueError, match="assignment"):

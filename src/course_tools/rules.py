@@ -175,8 +175,12 @@ class Rules:
         return sorted(n for n in names if not _covered(n, hidden))
 
     def check_enforceable(self, where: str) -> None:
-        """Raise ``ValueError`` naming the rules the sandbox cannot hide (:meth:`unenforceable`)."""
-        names = self.unenforceable()
+        """Raise ``ValueError`` naming the rules the sandbox cannot hide (:meth:`unenforceable`).
+
+        Also a hidden name whose code is inside Python itself (``itertools``, ``sys``): there is
+        no file to mount empty.
+        """
+        names = self.unenforceable() + [n for n in self.hidden() if _inside_python(n)]
         if names:
             raise ValueError(
                 f"{where}: the rules forbid {', '.join(names)}, which the grading sandbox cannot "
@@ -213,6 +217,15 @@ class Rules:
         """The numbers of the cells the notebook provides (unchanged by the student)."""
         trusted = set(self.trusted)
         return {i for i, s in cells if cell_digest(s) in trusted}
+
+
+def _inside_python(name: str) -> bool:
+    """Whether module ``name`` is built into the interpreter or frozen (no file of its own)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return False
+    return spec is not None and spec.origin in ("built-in", "frozen")
 
 
 def cell_digest(source: str) -> str:
