@@ -297,9 +297,10 @@ def test_bad_grading_input_gets_clear_errors(tmp_path, assignments):
 
 
 def test_an_autograder_whose_rules_the_sandbox_cannot_hide_is_refused(tmp_path, assignments):
-    """A rule on a callable inside a package the sandbox shows (math.factorial, numpy.prod) could
-    only be checked in the student's own process: an attacker's review (11-30) undid every such
-    run-time guard. ``make exercises`` refuses such a master; a zip edited by hand is refused here."""
+    """A rule the sandbox cannot hide (one question's own, a name inside a package the runner
+    imports) could only be checked in the student's own process: an attacker's review (11-30)
+    undid every such run-time guard. ``make exercises`` refuses such a master; a zip edited by
+    hand is refused here, before anything is graded."""
     import zipfile
 
     original = assignments["ch01_nlp_and_sequences"].autograder_zip
@@ -310,12 +311,19 @@ def test_an_autograder_whose_rules_the_sandbox_cannot_hide_is_refused(tmp_path, 
             if item.filename == rules.RULES_FILE:
                 found = rules.Rules.from_json(data.decode("utf-8"))
                 found.forbid["q1"] = [*found.forbid["q1"], "math.factorial"]
+                for question in found.forbid:
+                    found.forbid[question] = [*found.forbid[question], "numpy.prod"]
                 data = found.to_json().encode("utf-8")
             copy.writestr(item, data)
     (tmp_path / "subs").mkdir()
     (tmp_path / "subs" / "a.ipynb").write_text("{}", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"forbid math\.factorial, which the grading sandbox"):
+    with pytest.raises(ValueError, match="cannot hide") as refused:
         grading.grade_batch(tmp_path / "subs", edited)
+    for reason in (
+        "math.factorial (not every question forbids it)",
+        "numpy.prod (the sandbox's runner imports it)",
+    ):
+        assert reason in str(refused.value)
     grading.TestSuite(original)  # the zip as built is accepted
 
 

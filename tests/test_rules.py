@@ -90,17 +90,45 @@ def test_rules_round_trip_and_what_is_hidden_or_refused():
     assert found.hidden() == ["torch"]  # numpy stays: the runner needs it
     # numpy (the runner's), a callable inside it, and nltk (one question only) cannot be hidden.
     assert found.unenforceable() == ["nltk", "numpy", "numpy.linalg.svd"]
-    with pytest.raises(
-        ValueError, match=r"forbid nltk, numpy, numpy.linalg.svd, which the grading"
-    ):
+    with pytest.raises(ValueError, match="cannot hide") as refused:
         found.check_enforceable("ch.md")
+    assert "nltk (not every question forbids it); numpy (the sandbox's runner imports it)" in str(
+        refused.value
+    )
     rules.Rules("ch", {"q1": ["torch", "nltk"], "q2": ["nltk", "torch"]}).check_enforceable("ch")
-    with pytest.raises(ValueError, match="forbid itertools, which"):  # no file to mount empty
-        rules.Rules("ch", {"q1": ["itertools"], "q2": ["itertools"]}).check_enforceable("ch")
+    # Hidden in every question, but with nothing to mount empty, or needed by Python itself.
+    for name, why in [
+        ("scipy.linalg.svd", "not a module with a file or folder of its own"),
+        ("nltk.word_tokenize", "not a module with a file or folder of its own"),
+        ("collections", "a module of Python's standard library"),
+        ("itertools", "a module of Python's standard library"),
+    ]:
+        with pytest.raises(ValueError, match=f"{name} \\({why}"):
+            rules.Rules("ch", {"q1": [name], "q2": [name]}).check_enforceable("ch")
+    rules.Rules("ch", {"q1": ["scipy.linalg"], "q2": ["scipy.linalg"]}).check_enforceable("ch")
     assert rules.Rules.from_json(found.to_json()) == found
     assert rules.Rules("ch", {}, {"q1": ["f"]}).hidden() == []
     with pytest.raises(ValueError, match="assignment"):
         rules.Rules.from_json("[]")
+
+
+def test_a_master_with_a_rule_the_sandbox_cannot_hide_is_refused_before_anything_is_written(
+    tmp_path,
+):
+    master = tmp_path / "ch99_rules.md"
+    master.write_text(
+        "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+        "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+        "```{raw-cell}\n# ASSIGNMENT CONFIG\nname: ch99_rules\nrules:\n  forbid: [torch]\n```\n\n"
+        "```{raw-cell}\n# BEGIN QUESTION\nname: q1\n```\n\n"
+        "```{raw-cell}\n# BEGIN QUESTION\nname: q2\nrules:\n  forbid: [nltk]\n```\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    (out / "kept").mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"nltk \(not every question forbids it\)"):
+        exercises.assign(master, out)
+    assert (out / "kept").is_dir()  # refused before the output folder was replaced
 
 
 # --------------------------------------------------------------------------
@@ -112,12 +140,16 @@ def test_an_honest_numpy_answer_is_left_alone():
     assert (
         _used(["import torch", "import numpy as np", "def f(x):\n    return np.tanh(x)"]) == set()
     )
-    # Magics and shell commands a notebook commonly has (none runs code of the student's).
+    # Magics and shell commands a notebook commonly has. A shell command is never held
+    # against the notebook: what it starts runs in the same sandbox, where a forbidden
+    # package is not.
     common = (
-        "%timeit 1 + 1\n!pip install numpy\n!pip install -q konlpy==0.6.0\n!nvidia-smi\n!ls\n"
-        "%pip install sacrebleu\n!pip install -qU konlpy --no-cache-dir\n!pip install 'numpy<2'\n"
-        "!pip show torch\n!sudo apt-get -qq install -y fonts-nanum\n!rm -rf ~/.cache/matplotlib\n"
-        "gpu = !!nvidia-smi\nfrom IPython.display import display, HTML"
+        "%timeit 1 + 1\n!pip install numpy\n!pip install -q konlpy==0.6.0 > /dev/null\n"
+        "!nvidia-smi\n!ls\n%pip install sacrebleu\n!java -version\n!wget -q https://x/y.txt\n"
+        "!sudo apt-get -qq install -y fonts-nanum\n!rm -rf ~/.cache/matplotlib\n"
+        "gpu = !!nvidia-smi\nfrom IPython.display import display, HTML\n"
+        "%config InlineBackend.figure_format = 'retina'\n%load_ext autoreload\n"
+        "%env CUDA_VISIBLE_DEVICES=0"
     )
     assert _used([common, "def f(x):\n    return x"]) == set()
     # Harmless standard modules and common notebook habits are not ways around the rules.
@@ -130,6 +162,8 @@ def test_an_honest_numpy_answer_is_left_alone():
         "class P:\n    def __init__(self, **kw):\n        self.__dict__.update(kw)\n"
         "    def __repr__(self):\n        return self.__class__.__name__",
         "def g(tokens):\n    if not hasattr(tokens, '__len__'):\n        raise TypeError('x')",
+        "from collections import namedtuple\nPair = namedtuple('Pair', 'a b')\n"
+        "moved = [Pair(1, 2)][0]._replace(a=3)",
     ]
     assert _used([*habits, "def f(x):\n    return g(P(a=Config.eval))"]) == set()
     # The answer's own names that shadow a builtin are its own.
@@ -206,27 +240,19 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
          "getattr (값으로 넘김)"),
         ("import functools, operator\ng = functools.reduce(operator.attrgetter, ['x'], 0)",
          "operator.attrgetter (값으로 넘김)"),
-        ("from course_tools import rules\nrules.Guards.refuse = print", "course_tools"),
+        ("from course_tools import rules\nrules.HiddenModules.find_spec = print", "course_tools"),
         ("import course_tools.rules as R", "course_tools.rules"),
-        ("out = !python3 -c 'import math'", "!셸 명령"),
-        ("def f(x):\n    out = !python3 -c 'print({x})'\n    return out", "!셸 명령"),
-        ("!pip install ./mine; python3 -c 1", "!셸 명령"),
-        ("!pip install -e /tmp/mine", "!셸 명령"),
-        ("%pip install /tmp/mine", "%pip"),
-        ("!pip install evil.zip", "!셸 명령"),
-        ("!pip install -r requirements.txt", "!셸 명령"),
-        ("!ls | sh", "!셸 명령"),
-        ("!ls > /tmp/x", "!셸 명령"),
-        ("!echo {open('/tmp/x').read()}", "!셸 명령"),
-        ("%alias evil python3 -c 1", "%alias"),
-        ("%config InteractiveShell.automagic = True", "%config"),
-        ("%env PATH=/tmp/bin", "%env"),
         ("import IPython\nIPython.get_ipython().system('ls')", "IPython.get_ipython"),
         ("from IPython.utils.process import getoutput", "IPython.utils.process"),
         ("import os\nf = getattr(os, 'system')", "os.system"),
         ("import sys\nm = getattr(sys, 'modules')", "sys.modules"),
         ("import posix\nposix.system('ls')", "posix.system"),
         ("from os import *", "from os import *"),
+        ("%automagic on", "%automagic"),
+        ("%alias_magic r run", "%alias_magic"),
+        ("import operator, os\nf = operator.attrgetter('system')", "operator.attrgetter(…, 'system')"),
+        ("import asyncio\np = asyncio.create_subprocess_exec", "asyncio.create_subprocess_exec"),
+        ("import pexpect", "pexpect"),
         ("shell = get_ipython().system", "get_ipython()"),
         ("import os\nos.posix_spawnp('python3', ['python3'], {})", "os.posix_spawnp"),
         ("from os import execvpe", "os.execvpe"),

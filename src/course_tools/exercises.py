@@ -91,11 +91,17 @@ def assign(master: Path, out_dir: Path, run_tests: bool = True) -> Assignment:
     """Run ``otter assign`` on one master, writing into ``out_dir`` (replaced).
 
     The master's rules (what each answer may not use, :mod:`course_tools.rules`)
-    go into the autograder zip as ``rules.json``, beside the tests.
+    go into the autograder zip as ``rules.json``, beside the tests. A rule the
+    grading sandbox cannot hide raises ``ValueError`` before anything is written.
     """
+    import jupytext
+
     master = Path(master)
     name = master.stem
     out_dir = Path(out_dir)
+    # Before anything is written: a rule the sandbox cannot hide is refused (rules.py).
+    _, forbid = rules.parse_master_rules(jupytext.read(master))
+    rules.Rules(name, forbid).check_enforceable(str(master))
     if out_dir.exists():
         shutil.rmtree(out_dir)
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,7 +150,6 @@ def _add_rules(assignment: Assignment, master: Path) -> None:
         }
     )
     found = rules.Rules(assignment.name, {q: forbid.get(q, []) for q in names}, names, trusted)
-    found.check_enforceable(str(master))
     with zipfile.ZipFile(assignment.autograder_zip, "a") as archive:
         archive.writestr(rules.RULES_FILE, found.to_json())
 
@@ -291,8 +296,9 @@ def _number_cells(notebook: dict[str, Any]) -> None:
 
 
 def _show_rules(notebook: dict[str, Any], found: rules.Rules) -> None:
-    """The rules once after the title, a question's own rules under its heading, and a
-    public rules test per question for ``grader.check``."""
+    """The rules once after the title (every question has the same: see
+    :meth:`course_tools.rules.Rules.check_enforceable`), and a public rules test per
+    question for ``grader.check``."""
     tests = notebook["metadata"]["otter"]["tests"]
     forbid_sets = [set(found.forbid.get(q, [])) for q in tests]
     common = sorted(set.intersection(*forbid_sets)) if forbid_sets else []
@@ -306,28 +312,14 @@ def _show_rules(notebook: dict[str, Any], found: rules.Rules) -> None:
             "각 문항의 `grader.check`가 규칙도 미리 확인해 줍니다."
         )
         notebook["cells"].insert(3, cell)  # after the title, the install and init cells
-    heading: dict[str, Any] | None = None
     for cell in notebook["cells"]:
-        text = _source(cell)
-        if cell["cell_type"] == "markdown" and text.startswith("## "):
-            heading = cell
-        match = re.fullmatch(r"\s*grader\.check\([\"'](\w+)[\"']\)\s*", text)
+        match = re.fullmatch(r"\s*grader\.check\([\"'](\w+)[\"']\)\s*", _source(cell))
         if not match or match.group(1) not in tests:
             continue
         question = match.group(1)
         forbid = found.forbid.get(question, [])
-        extra = [n for n in forbid if n not in common]
-        if extra and heading is not None:
-            line, _, body = _source(heading).partition("\n")
-            points, _, rest = body.lstrip("\n").partition("\n")
-            listed = ", ".join(f"`{n}`" for n in extra)
-            heading["source"] = (
-                f"{line}\n\n{points}\n\n**이 문항의 규칙**: 위의 규칙에 더해 {listed}도 "
-                "쓸 수 없습니다.\n" + rest
-            )
         if forbid:
             tests[question] += _rules_test(question, forbid, found)
-        heading = None
 
 
 def _rules_test(question: str, forbid: list[str], found: rules.Rules) -> str:

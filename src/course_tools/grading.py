@@ -12,9 +12,9 @@ What a student's notebook can and cannot do to its grade:
   with the reference using the grader's own NumPy and torch. Nothing the
   notebook patches, prints, writes or returns changes how that is done.
 - What an answer may not use (the master's rules, :mod:`course_tools.rules`) is
-  enforced: hidden from the sandbox, read in the cells before each question's
-  tests, refused at run time. A question whose answer breaks a rule scores 0
-  with the rule named in the reason.
+  enforced: hidden from the sandbox (an autograder zip whose rules cannot be
+  hidden is refused) and read in the cells before each question's tests. A
+  question whose answer breaks a rule scores 0 with the rule named in the reason.
 - Each question is graded where its ``grader.check("qN")`` cell stands (or after
   the last cell), on what the notebook had defined by then. A timeout, a crash
   or running out of memory later does not take away what was graded before;
