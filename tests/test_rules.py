@@ -106,6 +106,10 @@ def test_rules_round_trip_and_what_is_hidden_or_refused():
         with pytest.raises(ValueError, match=f"{name} \\({why}"):
             rules.Rules("ch", {"q1": [name], "q2": [name]}).check_enforceable("ch")
     rules.Rules("ch", {"q1": ["scipy.linalg"], "q2": ["scipy.linalg"]}).check_enforceable("ch")
+    # A child under a hidden parent is hidden with it; a package this Python lacks, so does
+    # the sandbox (it runs this Python).
+    both = ["scipy", "scipy.linalg.svd", "no_such_package_here.f"]
+    rules.Rules("ch", {"q1": both, "q2": both}).check_enforceable("ch")
     assert rules.Rules.from_json(found.to_json()) == found
     assert rules.Rules("ch", {}, {"q1": ["f"]}).hidden() == []
     with pytest.raises(ValueError, match="assignment"):
@@ -149,7 +153,7 @@ def test_an_honest_numpy_answer_is_left_alone():
         "!sudo apt-get -qq install -y fonts-nanum\n!rm -rf ~/.cache/matplotlib\n"
         "gpu = !!nvidia-smi\nfrom IPython.display import display, HTML\n"
         "%config InlineBackend.figure_format = 'retina'\n%load_ext autoreload\n"
-        "%env CUDA_VISIBLE_DEVICES=0"
+        "%env CUDA_VISIBLE_DEVICES=0\n!awk '{print $1}' f.txt\nout = !wc -l {path}"
     )
     assert _used([common, "def f(x):\n    return x"]) == set()
     # Harmless standard modules and common notebook habits are not ways around the rules.
@@ -249,6 +253,12 @@ def test_an_earlier_draft_replaced_by_an_honest_answer_is_not_held_against_it():
         ("import posix\nposix.system('ls')", "posix.system"),
         ("from os import *", "from os import *"),
         ("%automagic on", "%automagic"),
+        ("%config InteractiveShell.automagic = True", "%config"),
+        # Python IPython evaluates while it expands a shell command's or a magic's line:
+        ("!true {vars(__import__('__main__')).update(f=1)}", "vars()"),
+        ("out = !echo {eval('1')}", "eval"),
+        ("%env X={__import__('os')}", "__import__"),
+        ("%config InlineBackend.x = vars()", "vars()"),
         ("%alias_magic r run", "%alias_magic"),
         ("import operator, os\nf = operator.attrgetter('system')", "operator.attrgetter(…, 'system')"),
         ("import asyncio\np = asyncio.create_subprocess_exec", "asyncio.create_subprocess_exec"),

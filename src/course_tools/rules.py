@@ -17,24 +17,26 @@ The grader enforces a rule two ways:
    its package's folder or its module's file is mounted empty, so no trick
    inside the process, a program it starts or a shell command can reach its
    code (:meth:`Rules.hidden`). That needs a rule every question of the
-   exercise has, on a package or module the sandboxed runner itself does not
-   import (numpy, IPython: :data:`RUNNER_NEEDS`). A rule that cannot be hidden
-   (``numpy.linalg.svd``, or ``torch`` in one question only) could only be
-   checked inside the student's own process, which the answer controls; so
-   ``make exercises`` refuses a master with one and the grader an autograder
-   zip with one (:meth:`Rules.unenforceable`): split such questions into an
-   exercise of their own.
+   exercise has, on a package or module outside the standard library that the
+   sandboxed runner does not import (numpy, IPython: :data:`RUNNER_NEEDS`), with
+   a file or folder of its own (a module, not a function or class). A rule that
+   cannot be hidden (``numpy.linalg.svd``, ``collections``, or ``torch`` in one
+   question only) could only be checked inside the student's own process, which
+   the answer controls; so ``make exercises`` refuses a master with one and the
+   grader an autograder zip with one, naming why (:meth:`Rules.check_enforceable`).
 2. **Read.** Before a question's tests run, the notebook's cells so far are read
    (:func:`violations`): the question's answer (the names its tests read) and
    everything it refers to, through functions, classes, imports and aliases,
    may not name a forbidden thing; and no cell may use the ways around a rule
    (``getattr`` with a computed name, ``importlib``, ``__import__``, ``eval``,
-   ``sys.modules``, ``gc``, ``ctypes``, pickling, frame and closure
-   introspection, private names of a module, a shell command). A question
-   whose answer breaks a rule scores 0, with a reason that names the rule. The
-   read names the rule an answer breaks before the sandbox's missing module
-   fails it, and it stands behind the hiding should a copy of a forbidden
-   package lie somewhere the sandbox shows.
+   ``sys.modules``, ``gc``, ``ctypes``, pickling, ``subprocess``, frame and
+   closure introspection, private names of a module), including in the Python
+   IPython evaluates in a shell command's or a magic's line (``!cmd {expr}``).
+   A question whose answer breaks a rule scores 0, with a reason that names the
+   rule. The read names the rule an answer breaks before the sandbox's missing
+   module fails it, and catches a use in the notebook's own process of a copy
+   of a forbidden package that the hiding missed; a program the notebook starts
+   (a shell command) it does not follow. It is a list of known ways around.
 
 The student's own ``grader.check`` runs the same read (2) in the notebook's
 kernel (:func:`check_here`), so a rule shows before submission.
@@ -47,6 +49,8 @@ import importlib
 import importlib.abc
 import importlib.util
 import json
+import re
+import string
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -182,7 +186,7 @@ class Rules:
         sandbox's Python needs many, and others have private twins: ``csv`` and ``_csv``),
         and a name that is not a module with a file or folder of its own (a function or a
         class, ``scipy.linalg.svd``: nothing to mount empty). A package this machine does
-        not have is left to the grader's own check, on the machine that grades.
+        not have is accepted: the sandbox runs this Python, so it has none either.
         """
         why: dict[str, str] = {}
         for name in self.unenforceable():
@@ -454,6 +458,50 @@ def _magic_call(node: ast.AST) -> tuple[str, str] | None:
     return node.args[0].value, body
 
 
+# %config settings that change how the shell reads a line: with automagic back on, a bare
+# `run x.py` runs a file, and the read (which skips a line that is not Python) sees nothing.
+_SHELL_SETTINGS = re.compile(r"automagic|autocall|InteractiveShell|Prefilter|AutoMagic")
+
+
+def _expanded_python(node: ast.AST) -> list[ast.stmt]:
+    """The Python IPython evaluates in the notebook while it expands a line, as statements.
+
+    ``!cmd {expr}``, ``x = !cmd $name`` and a line magic's ``{expr}`` (``%env X={expr}``):
+    IPython evaluates each field before it starts the command or the magic, in the
+    notebook's own process. ``%config`` runs its line as Python (``cfg.<line>``). A field
+    that is not Python runs nothing (IPython then leaves the line as it is).
+    """
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return []
+    shell = _shell_call(node.func) and node.func.attr in ("system", "getoutput")
+    magic = node.func.attr in ("run_line_magic", "run_cell_magic") and len(node.args) >= 2
+    if not (shell or magic) or not node.args:
+        return []
+    text = node.args[0 if shell else 1]
+    if not (isinstance(text, ast.Constant) and isinstance(text.value, str)):
+        return []
+    name = node.args[0].value if magic and isinstance(node.args[0], ast.Constant) else ""
+    if name in PYTHON_MAGICS:
+        return []  # not expanded; their code is read as code
+    sources = [f"cfg.{text.value}"] if name == "config" else []
+    sources += [m.group(1) for m in re.finditer(r"(?<!\$)\$([A-Za-z_][\w.]*)", text.value)]
+    fields = iter(string.Formatter().parse(text.value))
+    while True:  # IPython evaluates the fields in order, up to one that breaks the format
+        try:
+            _, field, spec, _ = next(fields)
+        except (StopIteration, ValueError):
+            break
+        if field is not None:
+            sources.append(f"{field}:{spec}" if spec else field)
+    body: list[ast.stmt] = []
+    for source in sources:
+        try:
+            body += ast.parse(source).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return body
+
+
 # More leading words than any option list of %time, %timeit or %%capture has ("-n 10 -r 3
 # -o -q -p 3 -t -c" is ten). Each attempt reads the whole line, so trying every word of a
 # long line would cost its square (a 16 KB line of "a a a …" took minutes): past this many
@@ -495,7 +543,8 @@ class _Reader:
                 node = pending.pop(0)
                 statement = _Statement(node, cell, cell in trusted)
                 self._add(statement)
-                # The code inside %time, %%capture and their like runs too: read it, in order.
+                # The code inside %time, %%capture and their like runs too: read it, in order;
+                # and so does what IPython evaluates in a shell command's or a magic's line.
                 inner: list[ast.stmt] = []
                 for sub in ast.walk(node):
                     magic = _magic_call(sub)
@@ -505,6 +554,9 @@ class _Reader:
                             self.unreadable.append((f"%{magic[0]}", cell))
                         else:
                             inner += code
+                    elif magic and magic[0] == "config" and _SHELL_SETTINGS.search(magic[1]):
+                        self.unreadable.append(("%config", cell))  # automagic back on
+                    inner += _expanded_python(sub)
                 pending = inner + pending
 
     def _add(self, statement: _Statement) -> None:
@@ -711,7 +763,8 @@ def _shell_call(node: ast.Attribute) -> bool:
     The magics' own form, ``get_ipython().run_line_magic(…)``/``run_cell_magic(…)``, is read
     as a magic instead (:func:`_magic_call`). A shell command is not held against the
     notebook (``!pip install konlpy``, ``!nvidia-smi`` are habits): a program it starts runs in
-    the same sandbox, where a hidden package is not (the read cannot follow it, and need not).
+    the same sandbox, where a hidden package is not. The Python IPython evaluates in the
+    command's ``{expr}`` and ``$name`` is read (:func:`_expanded_python`).
     """
     value = node.value
     return (
