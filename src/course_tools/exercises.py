@@ -116,7 +116,7 @@ def assign(master: Path, out_dir: Path, run_tests: bool = True) -> Assignment:
     student = out_dir / "student" / f"{name}.ipynb"
     solution = out_dir / "autograder" / f"{name}.ipynb"
     assignment = Assignment(name, student, solution, autograder_zip(out_dir))
-    _add_rules(assignment, master)
+    _add_rules(assignment, master, forbid)
     return assignment
 
 
@@ -128,13 +128,10 @@ def _config_root(master: Path) -> Path:
     raise FileNotFoundError(f"no _config.yml in any folder above {master}")
 
 
-def _add_rules(assignment: Assignment, master: Path) -> None:
-    """Write the master's rules into the autograder zip (``rules.json``)."""
+def _add_rules(assignment: Assignment, master: Path, forbid: dict[str, list[str]]) -> None:
+    """Write the master's rules (``forbid``, read by :func:`assign`) into the autograder zip."""
     import zipfile
 
-    import jupytext
-
-    _, forbid = rules.parse_master_rules(jupytext.read(master))
     with zipfile.ZipFile(assignment.autograder_zip) as archive:
         names = {
             Path(n).stem: rules.test_parameters(archive.read(n).decode("utf-8"))

@@ -196,8 +196,6 @@ class TestSuite:
                 if rules.RULES_FILE in archive.namelist()
                 else None
             )
-        if self.rules is not None:  # graded only where the sandbox can hide every forbidden name
-            self.rules.check_enforceable(str(autograder_zip))
         for name, source in sources.items():
             if "OK_FORMAT = True" in source:
                 raise ValueError(
@@ -777,6 +775,8 @@ def grade_batch(
     if workers < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     suite = TestSuite(autograder_zip)
+    if suite.rules is not None:  # graded only where the sandbox can hide every forbidden name
+        suite.rules.check_enforceable(str(autograder_zip))
     limits = Limits(timeout_s=float(timeout_s), memory_mb=int(memory_mb))
     how = isolation(unsafe=unsafe, limits=limits)
     how.check_secrets([suite.path.resolve(), folder.resolve()])

@@ -1,5 +1,18 @@
 """Plausible wrong answers for ch03_word_representations: each must lose its question's points and nothing else."""
 
+# q6's right threshold and exp(PMI) table, which both wrong counts below start from.
+_SHIFT_RATIOS = (
+    "def shift_threshold(counts, w, c):\n"
+    "    counts = np.asarray(counts, dtype=float)\n"
+    "    ratio = counts[w, c] * counts.sum() / (counts[w].sum() * counts[:, c].sum())\n"
+    "    return float(max(ratio, 1.0))\n"
+    "\n"
+    "\n"
+    "def zeroed_by_shift(counts, k):\n"
+    "    counts = np.asarray(counts, dtype=float)\n"
+    "    ratio = counts * counts.sum() / np.outer(counts.sum(axis=1), counts.sum(axis=0))\n"
+)
+
 WRONG = [
     (
         "q1",
@@ -44,16 +57,7 @@ WRONG = [
         "def shift_threshold",
         # Counts every nonzero-count cell that SPPMI_k leaves at 0, also those the clip at k = 1
         # had already zeroed (PMI <= 0): the shift did not remove them.
-        "def shift_threshold(counts, w, c):\n"
-        "    counts = np.asarray(counts, dtype=float)\n"
-        "    ratio = counts[w, c] * counts.sum() / (counts[w].sum() * counts[:, c].sum())\n"
-        "    return float(max(ratio, 1.0))\n"
-        "\n"
-        "\n"
-        "def zeroed_by_shift(counts, k):\n"
-        "    counts = np.asarray(counts, dtype=float)\n"
-        "    ratio = counts * counts.sum() / np.outer(counts.sum(axis=1), counts.sum(axis=0))\n"
-        "    return int(np.sum((counts > 0) & (ratio <= k)))\n",
+        _SHIFT_RATIOS + "    return int(np.sum((counts > 0) & (ratio <= k)))\n",
     ),
     (
         "q6",
@@ -61,16 +65,7 @@ WRONG = [
         # Counts the cells whose PMI is below log k, not at it: the question counts PMI = log k
         # as zeroed (SPPMI_k = max(0, 0) = 0). Found by a review of the tests (11-30), when no
         # test had a cell exactly at its threshold.
-        "def shift_threshold(counts, w, c):\n"
-        "    counts = np.asarray(counts, dtype=float)\n"
-        "    ratio = counts[w, c] * counts.sum() / (counts[w].sum() * counts[:, c].sum())\n"
-        "    return float(max(ratio, 1.0))\n"
-        "\n"
-        "\n"
-        "def zeroed_by_shift(counts, k):\n"
-        "    counts = np.asarray(counts, dtype=float)\n"
-        "    ratio = counts * counts.sum() / np.outer(counts.sum(axis=1), counts.sum(axis=0))\n"
-        "    return int(np.sum((ratio > 1) & (ratio < k)))\n",
+        _SHIFT_RATIOS + "    return int(np.sum((ratio > 1) & (ratio < k)))\n",
     ),
     (
         "q7",

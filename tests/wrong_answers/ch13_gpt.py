@@ -1,5 +1,51 @@
 """Plausible wrong answers for ch13_gpt: each must lose its question's points and nothing else."""
 
+# Pieces more than one answer shares, right as the master has them.
+_TOP_K = (
+    "def filter_logits(logits, top_k=None, top_p=None, min_tokens_to_keep=1):\n"
+    "    logits = np.array(logits, dtype=float)\n"
+    "    if logits.ndim != 2 or min_tokens_to_keep < 1:\n"
+    "        raise ValueError('logits')\n"
+    "    V = logits.shape[1]\n"
+    "    if top_k is not None:\n"
+    "        if top_k < 1:\n"
+    "            raise ValueError('top_k')\n"
+    "        k = min(max(top_k, min_tokens_to_keep), V)\n"
+    "        kth = -np.sort(-logits, axis=1)[:, k - 1:k]\n"
+    "        logits[logits < kth] = -np.inf\n"
+)
+_CHECK_BATCH = (
+    "def _check_batch(logits, previous):\n"
+    "    if logits.ndim != 2 or previous.ndim != 2 or len(previous) != len(logits):\n"
+    "        raise ValueError('shapes')\n"
+)
+_PENALTY_OPENING = (
+    "def repetition_penalty(logits, previous, penalty):\n"
+    "    logits, previous = np.array(logits, dtype=float), np.asarray(previous)\n"
+    "    _check_batch(logits, previous)\n"
+    "    if not penalty > 0:\n"
+    "        raise ValueError('penalty')\n"
+    "    for b in range(len(logits)):\n"
+    "        seen = np.unique(previous[b])\n"
+)
+_BAN = (
+    "def ban_repeated_ngrams(logits, previous, n):\n"
+    "    logits, previous = np.array(logits, dtype=float), np.asarray(previous)\n"
+    "    _check_batch(logits, previous)\n"
+    "    if not (isinstance(n, (int, np.integer)) and n >= 1):\n"
+    "        raise ValueError('n')\n"
+    "    T = previous.shape[1]\n"
+    "    if T < n:\n"
+    "        return logits\n"
+    "    for b in range(len(logits)):\n"
+    "        row = [int(t) for t in previous[b]]\n"
+    "        prefix = row[T - n + 1:]\n"
+    "        for start in range(T - n + 1):\n"
+    "            if row[start:start + n - 1] == prefix:\n"
+    "                logits[b, row[start + n - 1]] = -np.inf\n"
+    "    return logits\n"
+)
+
 WRONG = [
     (
         "q1",
@@ -39,18 +85,7 @@ WRONG = [
         "def filter_logits",
         # Top-p keeps only the tokens whose running total, most likely first, stays within p:
         # it drops the token that crosses p (and so can keep nothing but the minimum).
-        "def filter_logits(logits, top_k=None, top_p=None, min_tokens_to_keep=1):\n"
-        "    logits = np.array(logits, dtype=float)\n"
-        "    if logits.ndim != 2 or min_tokens_to_keep < 1:\n"
-        "        raise ValueError('logits')\n"
-        "    V = logits.shape[1]\n"
-        "    if top_k is not None:\n"
-        "        if top_k < 1:\n"
-        "            raise ValueError('top_k')\n"
-        "        k = min(max(top_k, min_tokens_to_keep), V)\n"
-        "        kth = -np.sort(-logits, axis=1)[:, k - 1:k]\n"
-        "        logits[logits < kth] = -np.inf\n"
-        "    if top_p is not None:\n"
+        _TOP_K + "    if top_p is not None:\n"
         "        if not 0 <= top_p <= 1:\n"
         "            raise ValueError('top_p')\n"
         "        order = np.argsort(-logits, axis=1, kind='stable')\n"
@@ -68,18 +103,7 @@ WRONG = [
         # Top-p right, but the removed tokens get +inf instead of -inf: sampling then picks
         # only them (softmax gives nan). An attacker's answer from a review of the tests (11-30):
         # the tests compared np.isinf masks, true for both signs.
-        "def filter_logits(logits, top_k=None, top_p=None, min_tokens_to_keep=1):\n"
-        "    logits = np.array(logits, dtype=float)\n"
-        "    if logits.ndim != 2 or min_tokens_to_keep < 1:\n"
-        "        raise ValueError('logits')\n"
-        "    V = logits.shape[1]\n"
-        "    if top_k is not None:\n"
-        "        if top_k < 1:\n"
-        "            raise ValueError('top_k')\n"
-        "        k = min(max(top_k, min_tokens_to_keep), V)\n"
-        "        kth = -np.sort(-logits, axis=1)[:, k - 1:k]\n"
-        "        logits[logits < kth] = -np.inf\n"
-        "    if top_p is not None:\n"
+        _TOP_K + "    if top_p is not None:\n"
         "        if not 0 <= top_p <= 1:\n"
         "            raise ValueError('top_p')\n"
         "        order = np.argsort(logits, axis=1, kind='stable')\n"
@@ -96,67 +120,17 @@ WRONG = [
         "def repetition_penalty",
         # The penalty right, but the banned tokens get +inf: the ban forces the repeat it should
         # block. An attacker's answer from a review of the tests (11-30), as q2's +inf.
-        "def _check_batch(logits, previous):\n"
-        "    if logits.ndim != 2 or previous.ndim != 2 or len(previous) != len(logits):\n"
-        "        raise ValueError('shapes')\n"
-        "def repetition_penalty(logits, previous, penalty):\n"
-        "    logits, previous = np.array(logits, dtype=float), np.asarray(previous)\n"
-        "    _check_batch(logits, previous)\n"
-        "    if not penalty > 0:\n"
-        "        raise ValueError('penalty')\n"
-        "    for b in range(len(logits)):\n"
-        "        seen = np.unique(previous[b])\n"
-        "        values = logits[b, seen]\n"
+        _CHECK_BATCH + _PENALTY_OPENING + "        values = logits[b, seen]\n"
         "        logits[b, seen] = np.where(values < 0, values * penalty, values / penalty)\n"
-        "    return logits\n"
-        "def ban_repeated_ngrams(logits, previous, n):\n"
-        "    logits, previous = np.array(logits, dtype=float), np.asarray(previous)\n"
-        "    _check_batch(logits, previous)\n"
-        "    if not (isinstance(n, (int, np.integer)) and n >= 1):\n"
-        "        raise ValueError('n')\n"
-        "    T = previous.shape[1]\n"
-        "    if T < n:\n"
-        "        return logits\n"
-        "    for b in range(len(logits)):\n"
-        "        row = [int(t) for t in previous[b]]\n"
-        "        prefix = row[T - n + 1:]\n"
-        "        for start in range(T - n + 1):\n"
-        "            if row[start:start + n - 1] == prefix:\n"
-        "                logits[b, row[start + n - 1]] = np.inf\n"
-        "    return logits\n",
+        "    return logits\n" + _BAN.replace("= -np.inf", "= np.inf"),
     ),
     (
         "q3",
         "def repetition_penalty",
         # CTRL's formula as first written: always divides, so a negative logit grows (the
         # repeated token gets more likely); the n-gram ban is right.
-        "def _check_batch(logits, previous):\n"
-        "    if logits.ndim != 2 or previous.ndim != 2 or len(previous) != len(logits):\n"
-        "        raise ValueError('shapes')\n"
-        "def repetition_penalty(logits, previous, penalty):\n"
-        "    logits, previous = np.array(logits, dtype=float), np.asarray(previous)\n"
-        "    _check_batch(logits, previous)\n"
-        "    if not penalty > 0:\n"
-        "        raise ValueError('penalty')\n"
-        "    for b in range(len(logits)):\n"
-        "        seen = np.unique(previous[b])\n"
-        "        logits[b, seen] = logits[b, seen] / penalty\n"
-        "    return logits\n"
-        "def ban_repeated_ngrams(logits, previous, n):\n"
-        "    logits, previous = np.array(logits, dtype=float), np.asarray(previous)\n"
-        "    _check_batch(logits, previous)\n"
-        "    if not (isinstance(n, (int, np.integer)) and n >= 1):\n"
-        "        raise ValueError('n')\n"
-        "    T = previous.shape[1]\n"
-        "    if T < n:\n"
-        "        return logits\n"
-        "    for b in range(len(logits)):\n"
-        "        row = [int(t) for t in previous[b]]\n"
-        "        prefix = row[T - n + 1:]\n"
-        "        for start in range(T - n + 1):\n"
-        "            if row[start:start + n - 1] == prefix:\n"
-        "                logits[b, row[start + n - 1]] = -np.inf\n"
-        "    return logits\n",
+        _CHECK_BATCH + _PENALTY_OPENING + "        logits[b, seen] = logits[b, seen] / penalty\n"
+        "    return logits\n" + _BAN,
     ),
     (
         "q4",
