@@ -23,6 +23,14 @@ Five runs are timed, interleaved and repeated, and the median is kept:
   floor of ours with this BLAS: ``ours ÷ products`` is what the rest of our
   implementation costs, ``products ÷ torch`` what the BLAS alone costs against
   torch. The ratio to torch is their product.
+- ``ours, oneDNN's matrix products`` (a diagnostic; the course never runs this
+  way): ours again, with torch's fp32 matrix products sent to oneDNN, the
+  library torch's own LSTM runs on. torch does that only under
+  ``torch.backends.mkldnn.matmul.fp32_precision = "bf16"``, a setting that
+  *allows* bf16 arithmetic, so this run is made only where a check
+  (:func:`onednn_products_keep_fp32`) finds the products still computed in fp32
+  on this CPU, and is reported as missing otherwise. It shows how much of
+  ours ÷ torch is the two libraries' matrix products rather than ours.
 
 The headline row is the configuration of the chapter's adding-problem
 experiment; a wider layer is reported beside it. Writes
@@ -72,10 +80,9 @@ def time_once(model: torch.nn.Module | Callable[[], None], x: torch.Tensor) -> f
 def matrix_products(config: dict[str, int]) -> Callable[[], None]:
     """The matrix products of one forward and backward pass of ``course_utils.lstm.LSTM``, alone.
 
-    Same shapes and operand layouts as the layer (``RecurrentLayer.forward``'s input
-    projection, ``LSTMSequence``'s two products per step and its weight gradient,
-    autograd's gradient of the projection's weight; the input needs no gradient),
-    on random operands: what ours would take if everything else were free.
+    Same shapes and operand layouts as the layer (``LSTMSequence``'s input product,
+    its two products per step and its two weight gradients; the input needs no
+    gradient), on random operands: what ours would take if everything else were free.
     """
     steps, batch = config["steps"], config["batch"]
     inputs, hidden = config["input_size"], config["hidden_size"]
@@ -84,7 +91,7 @@ def matrix_products(config: dict[str, int]) -> Callable[[], None]:
     def randn(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=generator)
 
-    x_2d, weight_x = randn(steps * batch, inputs), randn(inputs, 4 * hidden)
+    x_2d, weight_ih = randn(steps * batch, inputs), randn(4 * hidden, inputs)
     bias = randn(4 * hidden)
     weight_hh, h = randn(4 * hidden, hidden), randn(batch, hidden)
     hs, grad_gates = randn(steps * batch, hidden), randn(steps * batch, 4 * hidden)
@@ -93,7 +100,7 @@ def matrix_products(config: dict[str, int]) -> Callable[[], None]:
     # Per-step views made once, as LSTMSequence makes them, and its loops' inference mode.
     gates_t, grad_h_t = gates.unbind(0), grad_h.unbind(0)
     grad_t = grad_gates.view(steps, batch, 4 * hidden).unbind(0)
-    weight_t = weight_hh.T  # W_h as the transposed view LSTMSequence uses
+    weight_x, weight_t = weight_ih.T, weight_hh.T  # W_x, W_h as the views LSTMSequence uses
 
     def run() -> None:
         torch.addmm(bias, x_2d, weight_x)  # X W_x + b for every step
@@ -104,6 +111,43 @@ def matrix_products(config: dict[str, int]) -> Callable[[], None]:
                 out.addmm_(grad, weight_hh)
         hs.T @ grad_gates  # W_h's gradient
         x_2d.T @ grad_gates  # W_x's gradient
+
+    return run
+
+
+ONEDNN = "ours, oneDNN's matrix products"
+
+
+def onednn_products_keep_fp32() -> bool:
+    """Whether torch's fp32 products, sent to oneDNN, are still computed in fp32 on this CPU.
+
+    Under the setting that sends them there, oneDNN may round the operands to bf16
+    (8 significant bits). 1 + 2⁻¹⁰ would round to 1, so a sum of 256 of them is
+    256.25 exactly in fp32 and 256 in bf16.
+    """
+    matmul = torch.backends.mkldnn.matmul
+    previous = matmul.fp32_precision
+    matmul.fp32_precision = "bf16"
+    try:
+        product = torch.full((32, 256), 1 + 2**-10) @ torch.ones(256, 1024)
+        return bool((product == 256 * (1 + 2**-10)).all())
+    finally:
+        matmul.fp32_precision = previous
+
+
+def with_onednn_products(model: torch.nn.Module, x: torch.Tensor) -> Callable[[], None]:
+    """One forward and backward pass of ``model`` (as :func:`time_once`) with oneDNN's products."""
+    matmul = torch.backends.mkldnn.matmul
+
+    def run() -> None:
+        previous = matmul.fp32_precision
+        matmul.fp32_precision = "bf16"
+        try:
+            model.zero_grad(set_to_none=True)
+            out, (h, c) = model(x)
+            (out.sum() + h.sum() + c.sum()).backward()
+        finally:
+            matmul.fp32_precision = previous
 
     return run
 
@@ -125,6 +169,8 @@ def run(config: dict[str, int]) -> dict[str, float]:
         "ours, autograd": autograd,
         "ours, matrix products only": matrix_products(config),
     }
+    if onednn_products_keep_fp32():
+        models[ONEDNN] = with_onednn_products(ours, x)
     times: dict[str, list[float]] = {name: [] for name in models}
     for model in models.values():  # warm-up
         time_once(model, x)
@@ -172,6 +218,12 @@ def main() -> None:
             f"{t['ours, autograd'] / t['torch']:5.2f}× {products * 1e3:7.1f}ms "
             f"{t['ours'] / products:5.2f}× {products / t['torch']:5.2f}×"
         )
+    if all(ONEDNN in t for t in rows.values()):
+        print(f"diagnostic, {ONEDNN} (the fp32 products of torch's own LSTM library):")
+        for name, t in rows.items():
+            print(f"{name:<30} {t[ONEDNN] * 1e3:7.1f}ms {t[ONEDNN] / t['torch']:5.2f}× torch")
+    else:
+        print(f"diagnostic not run ({ONEDNN}): on this CPU they would be computed in bf16")
     headline = rows[HEADLINE]
     results = {
         "ours_s": headline["ours"],
@@ -186,6 +238,7 @@ def main() -> None:
                 "autograd_ratio": t["ours, autograd"] / t["torch"],
                 "ratio_to_matrix_products": t["ours"] / t["ours, matrix products only"],
                 "matrix_products_ratio": t["ours, matrix products only"] / t["torch"],
+                **({"onednn_products_ratio": t[ONEDNN] / t["torch"]} if ONEDNN in t else {}),
             }
             for name, t in rows.items()
         },

@@ -94,15 +94,38 @@ def test_relu_rnn_matches_torch():
 
 def test_hand_written_lstm_backward_passes_gradcheck_in_float64():
     torch.manual_seed(3)
-    steps, batch, hidden = 5, 2, 3
+    steps, batch, inputs_size, hidden = 5, 2, 4, 3
+
+    def randn(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+
     inputs = (
-        torch.randn(steps, batch, 4 * hidden, dtype=torch.float64, requires_grad=True),
-        torch.randn(batch, hidden, dtype=torch.float64, requires_grad=True),
-        torch.randn(batch, hidden, dtype=torch.float64, requires_grad=True),
-        torch.randn(4 * hidden, hidden, dtype=torch.float64, requires_grad=True),
-        torch.randn(4 * hidden, dtype=torch.float64, requires_grad=True),
+        randn(steps, batch, inputs_size),  # x
+        randn(batch, hidden),  # h_0
+        randn(batch, hidden),  # c_0
+        randn(4 * hidden, inputs_size),  # W_x (as weight_ih)
+        randn(4 * hidden, hidden),  # W_h
+        randn(4 * hidden),  # b_x
+        randn(4 * hidden),  # b_h
     )
     assert torch.autograd.gradcheck(LSTMSequence.apply, inputs, eps=1e-6, atol=1e-7, rtol=1e-6)
+    without_bias = (*inputs[:5], None, None)
+    assert torch.autograd.gradcheck(
+        LSTMSequence.apply, without_bias, eps=1e-6, atol=1e-7, rtol=1e-6
+    )
+
+
+def test_lstm_sequence_refuses_one_bias_without_the_other():
+    x, h, w_ih, w_hh = (
+        torch.randn(3, 2, 4),
+        torch.zeros(2, 5),
+        torch.randn(20, 4),
+        torch.randn(20, 5),
+    )
+    with pytest.raises(
+        ValueError, match="bias_ih and bias_hh must both be tensors or both be None"
+    ):
+        LSTMSequence.apply(x, h, h, w_ih, w_hh, torch.zeros(20), None)
 
 
 @given(
@@ -321,7 +344,7 @@ def test_lstm_through_the_readable_cell_equals_the_fused_sequence():
     from course_utils.rnn import RecurrentLayer
 
     class AutogradLSTM(LSTM):
-        scan = RecurrentLayer.scan
+        run_direction = RecurrentLayer.run_direction
 
     torch.manual_seed(5)
     fast, slow = (
@@ -330,13 +353,16 @@ def test_lstm_through_the_readable_cell_equals_the_fused_sequence():
     )
     slow.load_state_dict(fast.state_dict())
     x = torch.randn(9, 2, 3)
-    (out_fast, (h_fast, c_fast)), (out_slow, (h_slow, c_slow)) = fast(x), slow(x)
+    x_fast, x_slow = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (out_fast, (h_fast, c_fast)), (out_slow, (h_slow, c_slow)) = fast(x_fast), slow(x_slow)
     torch.testing.assert_close(out_fast, out_slow, rtol=0, atol=1e-6)
     torch.testing.assert_close(h_fast, h_slow, rtol=0, atol=1e-6)
     (out_fast.sum() + c_fast.sum()).backward()
     (out_slow.sum() + c_slow.sum()).backward()
     for p, q in zip(fast.parameters(), slow.parameters(), strict=True):
         torch.testing.assert_close(p.grad, q.grad, rtol=0, atol=1e-5)
+    assert x_fast.grad is not None and x_slow.grad is not None
+    torch.testing.assert_close(x_fast.grad, x_slow.grad, rtol=0, atol=1e-5)
 
 
 def test_adding_problem_result_records_the_settings_it_ran_with():

@@ -110,9 +110,9 @@ class LSTMSequence(torch.autograd.Function):
     in place, and the gates, cells and hidden states of every step are kept for
     the backward pass. That pass walks back in time with only the few operations
     the recursion needs; everything that does not depend on the previous step
-    (the local derivatives, the weight gradient) is computed for all steps at
-    once. Tests check it against ``torch.nn.LSTM``, :func:`lstm_cell` and
-    ``gradcheck``.
+    (the input product ``X W_x``, the local derivatives, the weight gradients)
+    is computed for all steps at once. Tests check it against ``torch.nn.LSTM``,
+    :func:`lstm_cell` and ``gradcheck``.
 
     At the chapter's sizes a step's arithmetic takes less time than the calls
     that start it, so the loops make no call they can do without: every per-step
@@ -129,25 +129,38 @@ class LSTMSequence(torch.autograd.Function):
     @staticmethod
     def forward(
         ctx: Any,
-        x_proj: torch.Tensor,  # (T, B, 4H)
+        x: torch.Tensor,  # (T, B, I)
         h0: torch.Tensor,  # (B, H)
         c0: torch.Tensor,  # (B, H)
+        weight_ih: torch.Tensor,  # (4H, I)
         weight_hh: torch.Tensor,  # (4H, H)
+        bias_ih: torch.Tensor | None,  # (4H,)
         bias_hh: torch.Tensor | None,  # (4H,)
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        steps, batch, hidden = x_proj.size(0), x_proj.size(1), h0.size(-1)
-        double_g = x_proj.new_tensor([1.0, 1.0, 2.0, 1.0]).view(4, 1)  # i, f, g, o
-        # X_t W_x + b for every step with g doubled, (T, B, 4, H); each step adds H_{t-1} W_h
-        # and applies σ in place, so that this buffer ends up holding the gates.
-        bias = x_proj.new_zeros(4, hidden) if bias_hh is None else bias_hh.view(4, hidden)
-        gates = torch.addcmul(bias * double_g, x_proj.view(steps, batch, 4, hidden), double_g)
-        weight_t = (weight_hh.view(4, hidden, hidden) * double_g[..., None]).view(-1, hidden).T
+        if (bias_ih is None) != (bias_hh is None):
+            raise ValueError("bias_ih and bias_hh must both be tensors or both be None")
+        steps, batch, hidden = x.size(0), x.size(1), h0.size(-1)
+        double_g = x.new_tensor([1.0, 1.0, 2.0, 1.0]).view(4, 1)  # i, f, g, o
+
+        def doubled(weight: torch.Tensor) -> torch.Tensor:  # (4H, ·) with g's rows doubled
+            return (weight.view(4, hidden, -1) * double_g[..., None]).view(4 * hidden, -1)
+
+        # X_t W_x + b for every step with g doubled, in one product, (T, B, 4, H); each step
+        # adds H_{t-1} W_h and applies σ in place, so that this buffer ends up holding the gates.
+        x_2d = x.reshape(-1, x.size(-1))  # (T·B, I)
+        weight_x = doubled(weight_ih).T  # (I, 4H)
+        if bias_ih is None or bias_hh is None:
+            gates = x_2d @ weight_x
+        else:  # b = b_x + b_h
+            gates = torch.addmm(doubled((bias_ih + bias_hh)[:, None]).view(-1), x_2d, weight_x)
+        gates = gates.view(steps, batch, 4, hidden)
+        weight_t = doubled(weight_hh).T  # (H, 4H)
         hs = h0.new_empty(steps + 1, batch, hidden)  # h_0 … h_T
         cs = c0.new_empty(steps + 1, batch, hidden)  # 2c_0 … 2c_T, halved after the loop
         tanh_cs = c0.new_empty(steps, batch, hidden)  # tanh(c_1) … tanh(c_T)
         hs[0] = h0
         torch.mul(c0, 2, out=cs[0])
-        one = x_proj.new_ones(())  # y.lerp_(one, -1) is y - (1 - y) = 2y - 1
+        one = x.new_ones(())  # y.lerp_(one, -1) is y - (1 - y) = 2y - 1
         h, c2 = h0, cs[0]
         # No autograd bookkeeping at all here, not even for views and in-place writes; nothing
         # made in this block leaves it (what forward returns are views made above).
@@ -172,8 +185,8 @@ class LSTMSequence(torch.autograd.Function):
                 c2 = torch.mul(f, c2, out=c2_t).addcmul_(i, g, value=2)
                 h = torch.mul(o, torch.sigmoid(c2, out=tanh_c).lerp_(one, -1), out=h_t)
         cs.mul_(0.5)
-        ctx.save_for_backward(gates, hs, cs, tanh_cs, weight_hh)
-        ctx.has_bias = bias_hh is not None
+        ctx.save_for_backward(gates, hs, cs, tanh_cs, weight_hh, x_2d, weight_ih)
+        ctx.has_bias = bias_ih is not None
         return hs[1:], hs[-1], cs[-1]  # views made outside inference mode
 
     @staticmethod
@@ -181,7 +194,7 @@ class LSTMSequence(torch.autograd.Function):
     def backward(
         ctx: Any, grad_hs: torch.Tensor, grad_hn: torch.Tensor, grad_cn: torch.Tensor
     ) -> tuple[torch.Tensor | None, ...]:
-        gates, hs, cs, tanh_c, weight_hh = ctx.saved_tensors
+        gates, hs, cs, tanh_c, weight_hh, x_2d, weight_ih = ctx.saved_tensors
         steps, batch, _, hidden = gates.shape
         i, f, g, o = gates.unbind(2)  # the gates of every step, each (T, B, H)
         # Local derivatives, all steps at once: ∂c_t/∂(pre-activations of i, f, g) and
@@ -224,12 +237,14 @@ class LSTMSequence(torch.autograd.Function):
                 dh_prev.addmm_(grad_matrix, weight_hh)  # to h_{t-1}: (B, 4H) · (4H, H)
                 dc = dc * f_t  # to c_{t-1}
         grad_c0 = dc.squeeze(1).clone()  # made in inference mode: clone it out for autograd
-        flat = grad_gates.view(-1, 4 * hidden)  # (T·B, 4H)
-        # (4H, H); (hsᵀ · flat)ᵀ is faster here than flatᵀ · hs
+        flat = grad_gates.view(-1, 4 * hidden)  # (T·B, 4H), ∂L/∂(pre-activations)
+        # The weights' gradients, all steps in one product each: (Xᵀ · flat)ᵀ (4H, I) and
+        # (Hᵀ · flat)ᵀ (4H, H), faster here than flatᵀ · X and flatᵀ · H.
+        grad_weight_ih = (x_2d.T @ flat).T
         grad_weight_hh = (hs[:-1].reshape(-1, hidden).T @ flat).T
-        grad_bias_hh = flat.sum(0) if ctx.has_bias else None
-        grad_x_proj = flat.view(steps, batch, 4 * hidden)
-        return grad_x_proj, grad_h[0], grad_c0, grad_weight_hh, grad_bias_hh
+        grad_bias = flat.sum(0) if ctx.has_bias else None  # b_x and b_h: both added, same
+        grad_x = (flat @ weight_ih).view(steps, batch, -1) if ctx.needs_input_grad[0] else None
+        return grad_x, grad_h[0], grad_c0, grad_weight_ih, grad_weight_hh, grad_bias, grad_bias
 
 
 class LSTM(RecurrentLayer):
@@ -247,17 +262,22 @@ class LSTM(RecurrentLayer):
     ) -> State:
         return lstm_cell(x_proj, state, weight_hh, bias_hh)
 
-    def scan(
+    def run_direction(
         self,
-        x_proj: torch.Tensor,
+        xs: torch.Tensor,
         state: State,
+        weight_ih: torch.Tensor,
         weight_hh: torch.Tensor,
+        bias_ih: torch.Tensor | None,
         bias_hh: torch.Tensor | None,
         reverse: bool,
     ) -> tuple[torch.Tensor, State]:
+        """The input product and the loop over time in one :class:`LSTMSequence`."""
         if reverse:
-            x_proj = x_proj.flip(0)
-        hs, h, c = LSTMSequence.apply(x_proj, state[0], state[1], weight_hh, bias_hh)
+            xs = xs.flip(0)
+        hs, h, c = LSTMSequence.apply(
+            xs, state[0], state[1], weight_ih, weight_hh, bias_ih, bias_hh
+        )
         return (hs.flip(0) if reverse else hs), (h, c)
 
 
@@ -268,7 +288,7 @@ class AutogradLSTM(LSTM):
     hand-written backward pass of :class:`LSTMSequence` buys.
     """
 
-    scan = RecurrentLayer.scan
+    run_direction = RecurrentLayer.run_direction
 
 
 class GRU(RecurrentLayer):

@@ -187,24 +187,13 @@ class RecurrentLayer(nn.Module):
             outputs = []
             for direction, suffix in enumerate(self._suffixes(layer)):
                 index = layer * self.num_directions + direction
-                weight_ih = getattr(self, f"weight_ih{suffix}")
-                bias_ih = getattr(self, f"bias_ih{suffix}") if self.bias else None
-                # The input half of every gate for every step in one matrix product,
-                # X W_x + b_x (T, B, G·H), as F.linear(xs, weight_ih, bias_ih) computes it.
-                # weight_ih is W_x transposed, as torch keeps it; multiplying by a contiguous
-                # copy of W_x makes autograd compute W_x's gradient as Xᵀ · ∂L/∂(X W_x),
-                # which is several times faster than F.linear's (∂L/∂(X W_x)ᵀ · X)ᵀ when the
-                # input is narrow (the adding problem's I = 2).
-                x_2d = xs.reshape(-1, xs.size(-1))  # (T·B, I)
-                weight_x = weight_ih.T.contiguous()  # (I, G·H)
-                x_proj = (
-                    x_2d @ weight_x if bias_ih is None else torch.addmm(bias_ih, x_2d, weight_x)
-                ).view(xs.size(0), xs.size(1), -1)
                 state = tuple(part[index] for part in start)  # each (B, H)
-                hs, state = self.scan(
-                    x_proj,
+                hs, state = self.run_direction(
+                    xs,
                     state,
+                    getattr(self, f"weight_ih{suffix}"),
                     getattr(self, f"weight_hh{suffix}"),
+                    getattr(self, f"bias_ih{suffix}") if self.bias else None,
                     getattr(self, f"bias_hh{suffix}") if self.bias else None,
                     reverse=direction == 1,
                 )
@@ -214,6 +203,30 @@ class RecurrentLayer(nn.Module):
         output = xs.transpose(0, 1) if self.batch_first else xs
         stacked = tuple(torch.stack([s[k] for s in finals]) for k in range(self.state_size))
         return output, (stacked if self.state_size == 2 else stacked[0])
+
+    def run_direction(
+        self,
+        xs: torch.Tensor,
+        state: State,
+        weight_ih: torch.Tensor,
+        weight_hh: torch.Tensor,
+        bias_ih: torch.Tensor | None,
+        bias_hh: torch.Tensor | None,
+        reverse: bool,
+    ) -> tuple[torch.Tensor, State]:
+        """One direction of one layer: input ``xs`` (T, B, I) → every h_t (T, B, H), final state."""
+        # The input half of every gate for every step in one matrix product,
+        # X W_x + b_x (T, B, G·H), as F.linear(xs, weight_ih, bias_ih) computes it.
+        # weight_ih is W_x transposed, as torch keeps it; multiplying by a contiguous
+        # copy of W_x makes autograd compute W_x's gradient as Xᵀ · ∂L/∂(X W_x),
+        # which is several times faster than F.linear's (∂L/∂(X W_x)ᵀ · X)ᵀ when the
+        # input is narrow (the adding problem's I = 2).
+        x_2d = xs.reshape(-1, xs.size(-1))  # (T·B, I)
+        weight_x = weight_ih.T.contiguous()  # (I, G·H)
+        x_proj = (
+            x_2d @ weight_x if bias_ih is None else torch.addmm(bias_ih, x_2d, weight_x)
+        ).view(xs.size(0), xs.size(1), -1)
+        return self.scan(x_proj, state, weight_hh, bias_hh, reverse)  # the cell along time
 
     def scan(
         self,
