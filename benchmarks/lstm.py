@@ -27,10 +27,12 @@ Five runs are timed, interleaved and repeated, and the median is kept:
   way): ours again, with torch's fp32 matrix products sent to oneDNN, the
   library torch's own LSTM runs on. torch does that only under
   ``torch.backends.mkldnn.matmul.fp32_precision = "bf16"``, a setting that
-  *allows* bf16 arithmetic, so this run is made only where a check
-  (:func:`onednn_products_keep_fp32`) finds the products still computed in fp32
-  on this CPU, and is reported as missing otherwise. It shows how much of
-  ours ÷ torch is the two libraries' matrix products rather than ours.
+  *allows* bf16 arithmetic, so this run is made only where checks
+  (:func:`onednn_products_unavailable`) find that torch sends the products to
+  oneDNN on this CPU and that they are still computed in fp32 there (the layer's
+  outputs and gradients agree with its plain run); otherwise a line says why it
+  was not run. It shows how much of ours ÷ torch is the two libraries' matrix
+  products rather than ours.
 
 The headline row is the configuration of the chapter's adding-problem
 experiment; a wider layer is reported beside it. Writes
@@ -39,11 +41,12 @@ experiment; a wider layer is reported beside it. Writes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
@@ -116,38 +119,78 @@ def matrix_products(config: dict[str, int]) -> Callable[[], None]:
 
 
 ONEDNN = "ours, oneDNN's matrix products"
+# What ATen asks of the CPU before it sends fp32 products to oneDNN under the setting below.
+ONEDNN_ROUTING_FLAGS = ({"avx512bw", "avx512vl", "avx512dq"}, {"avx_ne_convert"})
 
 
-def onednn_products_keep_fp32() -> bool:
-    """Whether torch's fp32 products, sent to oneDNN, are still computed in fp32 on this CPU.
+def cpu_fields() -> dict[str, str]:
+    """The last processor's fields of /proc/cpuinfo (every core has the same); {} elsewhere."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    fields: dict[str, str] = {}
+    for line in info.splitlines():
+        key, colon, value = line.partition(":")
+        if colon:
+            fields[key.strip()] = value.strip()
+    return fields
 
-    Under the setting that sends them there, oneDNN may round the operands to bf16
-    (8 significant bits). 1 + 2⁻¹⁰ would round to 1, so a sum of 256 of them is
-    256.25 exactly in fp32 and 256 in bf16.
+
+def onednn_products_unavailable(model: torch.nn.Module, x: torch.Tensor) -> str | None:
+    """Why the oneDNN diagnostic cannot run here, or None when it can.
+
+    It needs torch's setting, oneDNN, a CPU for which torch sends fp32 products to oneDNN
+    under it, and products still computed in fp32: the setting allows bf16 (8 significant
+    bits), and 1 + 2⁻¹⁰ would round to 1, so a sum of 256 of them is 256.25 exactly in fp32
+    and 256 in bf16. Last, ``model``'s outputs and gradients on ``x`` must agree with and
+    without the setting to float32 precision: within 1e-5 of each tensor's largest entry
+    (both are about 1e-6 from float64 here; bf16 would be off by about 1e-2).
     """
+    matmul = getattr(getattr(torch.backends.mkldnn, "matmul", None), "fp32_precision", None)
+    if matmul is None:
+        return "this torch has no torch.backends.mkldnn.matmul.fp32_precision"
+    if not torch.backends.mkldnn.is_available():
+        return "this torch is built without oneDNN"
+    flags = set(cpu_fields().get("flags", "").split())
+    if not any(needed <= flags for needed in ONEDNN_ROUTING_FLAGS):
+        return "on this CPU torch keeps fp32 products in its BLAS under that setting"
+    with onednn_products():
+        product = torch.full((32, 256), 1 + 2**-10) @ torch.ones(256, 1024)
+        if not bool((product == 256 * (1 + 2**-10)).all()):
+            return "on this CPU oneDNN would compute them in bf16"
+    results = []
+    for setting in (contextlib.nullcontext(), onednn_products()):
+        with setting:
+            model.zero_grad(set_to_none=True)
+            out, (h, c) = model(x)
+            (out.sum() + h.sum() + c.sum()).backward()
+            results.append([out.detach(), *(p.grad for p in model.parameters())])
+    for plain, onednn in zip(*results, strict=True):  # relative to each tensor's largest entry
+        if (plain - onednn).abs().max() > 1e-5 * plain.abs().max():
+            return "the layer's results under that setting differ from its fp32 results"
+    return None
+
+
+@contextlib.contextmanager
+def onednn_products() -> Iterator[None]:
+    """torch's fp32 matrix products sent to oneDNN, for the block (the setting restored after)."""
     matmul = torch.backends.mkldnn.matmul
     previous = matmul.fp32_precision
     matmul.fp32_precision = "bf16"
     try:
-        product = torch.full((32, 256), 1 + 2**-10) @ torch.ones(256, 1024)
-        return bool((product == 256 * (1 + 2**-10)).all())
+        yield
     finally:
         matmul.fp32_precision = previous
 
 
 def with_onednn_products(model: torch.nn.Module, x: torch.Tensor) -> Callable[[], None]:
     """One forward and backward pass of ``model`` (as :func:`time_once`) with oneDNN's products."""
-    matmul = torch.backends.mkldnn.matmul
 
     def run() -> None:
-        previous = matmul.fp32_precision
-        matmul.fp32_precision = "bf16"
-        try:
-            model.zero_grad(set_to_none=True)
+        with onednn_products():
             out, (h, c) = model(x)
             (out.sum() + h.sum() + c.sum()).backward()
-        finally:
-            matmul.fp32_precision = previous
 
     return run
 
@@ -169,8 +212,11 @@ def run(config: dict[str, int]) -> dict[str, float]:
         "ours, autograd": autograd,
         "ours, matrix products only": matrix_products(config),
     }
-    if onednn_products_keep_fp32():
+    unavailable = onednn_products_unavailable(ours, x)
+    if unavailable is None:
         models[ONEDNN] = with_onednn_products(ours, x)
+    else:
+        print(f"{ONEDNN} not run: {unavailable}")
     times: dict[str, list[float]] = {name: [] for name in models}
     for model in models.values():  # warm-up
         time_once(model, x)
@@ -182,15 +228,9 @@ def run(config: dict[str, int]) -> dict[str, float]:
 
 def cpu_description() -> str:
     """The CPU's model name and its widest vector instructions (Linux; else the platform's name)."""
-    try:
-        info = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
+    fields = cpu_fields()
+    if not fields:
         return platform.processor() or platform.machine()
-    fields: dict[str, str] = {}  # the last processor's fields; every core has the same
-    for line in info.splitlines():
-        key, colon, value = line.partition(":")
-        if colon:
-            fields[key.strip()] = value.strip()
     flags = set(fields.get("flags", "").split())
     vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
     return f"{fields.get('model name', platform.machine())}, {vector}"
@@ -222,8 +262,6 @@ def main() -> None:
         print(f"diagnostic, {ONEDNN} (the fp32 products of torch's own LSTM library):")
         for name, t in rows.items():
             print(f"{name:<30} {t[ONEDNN] * 1e3:7.1f}ms {t[ONEDNN] / t['torch']:5.2f}× torch")
-    else:
-        print(f"diagnostic not run ({ONEDNN}): on this CPU they would be computed in bf16")
     headline = rows[HEADLINE]
     results = {
         "ours_s": headline["ours"],

@@ -1,7 +1,8 @@
 """8장 LSTM과 GRU: gated cells from scratch, equal to ``torch.nn.LSTM`` / ``torch.nn.GRU``.
 
 The layers reuse :class:`course_utils.rnn.RecurrentLayer` (multi-layer,
-bidirectional, weights named as in torch); only the cell differs. Gates are
+bidirectional, weights named as in torch); only the cell differs, and the LSTM
+runs each direction through :class:`LSTMSequence` (``run_direction``). Gates are
 stacked in torch's order: LSTM ``i, f, g, o`` and GRU ``r, z, n``.
 
 :class:`SequenceRegressor` is the adding problem's model; the chapter's
@@ -167,8 +168,8 @@ class LSTMSequence(torch.autograd.Function):
         with torch.inference_mode():
             per_step = zip(
                 *(
-                    x.unbind(0)
-                    for x in (
+                    buffer.unbind(0)
+                    for buffer in (
                         gates.view(steps, batch, 4 * hidden),
                         *gates.unbind(2),  # i, f, g, o
                         hs[1:],
@@ -216,8 +217,8 @@ class LSTMSequence(torch.autograd.Function):
             # first; dh and dc are (B, 1, H) so that they broadcast over the gates.
             per_step = zip(
                 *(
-                    reversed(x.unbind(0))
-                    for x in (
+                    reversed(buffer.unbind(0))
+                    for buffer in (
                         grad_gates[:, :, :3],  # i, f, g
                         grad_gates[:, :, 3:],  # o
                         grad_gates.view(steps, batch, 4 * hidden),
@@ -242,7 +243,7 @@ class LSTMSequence(torch.autograd.Function):
         # (Hᵀ · flat)ᵀ (4H, H), faster here than flatᵀ · X and flatᵀ · H.
         grad_weight_ih = (x_2d.T @ flat).T
         grad_weight_hh = (hs[:-1].reshape(-1, hidden).T @ flat).T
-        grad_bias = flat.sum(0) if ctx.has_bias else None  # b_x and b_h: both added, same
+        grad_bias = flat.sum(0) if ctx.has_bias else None  # b_ih and b_hh: both added, same
         grad_x = (flat @ weight_ih).view(steps, batch, -1) if ctx.needs_input_grad[0] else None
         return grad_x, grad_h[0], grad_c0, grad_weight_ih, grad_weight_hh, grad_bias, grad_bias
 

@@ -5,7 +5,8 @@ with the same weights. The layer keeps its weights under the names and shapes
 ``torch.nn.RNN`` uses (``weight_ih_l0`` is ``W_xh`` transposed), so
 ``ours.load_state_dict(torch_rnn.state_dict())`` copies them over and the two
 can be compared number for number. 8장 reuses :class:`RecurrentLayer` for the
-LSTM and the GRU: only the cell changes.
+LSTM and the GRU: only the cell changes (and the LSTM replaces
+:meth:`RecurrentLayer.run_direction` with a hand-written backward pass).
 
 :class:`LineClassifier` (many-to-one) and :class:`SpacingTagger` (many-to-many)
 are the models of the chapter's two tasks; the experiments that train them are
