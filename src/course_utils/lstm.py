@@ -243,7 +243,7 @@ class LSTMSequence(torch.autograd.Function):
         # (Hᵀ · flat)ᵀ (4H, H), faster here than flatᵀ · X and flatᵀ · H.
         grad_weight_ih = (x_2d.T @ flat).T
         grad_weight_hh = (hs[:-1].reshape(-1, hidden).T @ flat).T
-        grad_bias = flat.sum(0) if ctx.has_bias else None  # b_ih and b_hh: both added, same
+        grad_bias = flat.sum(0) if ctx.has_bias else None  # bias_ih, bias_hh: added alike, same
         grad_x = (flat @ weight_ih).view(steps, batch, -1) if ctx.needs_input_grad[0] else None
         return grad_x, grad_h[0], grad_c0, grad_weight_ih, grad_weight_hh, grad_bias, grad_bias
 
