@@ -68,6 +68,13 @@ CONFIGS = {
 REPEATS = 15
 
 
+def forward_backward(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """One forward and backward pass, the sum of the outputs and final states as the loss."""
+    out, (h, c) = model(x)
+    (out.sum() + h.sum() + c.sum()).backward()
+    return out.detach()
+
+
 def time_once(model: torch.nn.Module | Callable[[], None], x: torch.Tensor) -> float:
     if not isinstance(model, torch.nn.Module):
         start = time.perf_counter()
@@ -75,8 +82,7 @@ def time_once(model: torch.nn.Module | Callable[[], None], x: torch.Tensor) -> f
         return time.perf_counter() - start
     model.zero_grad(set_to_none=True)
     start = time.perf_counter()
-    out, (h, c) = model(x)
-    (out.sum() + h.sum() + c.sum()).backward()
+    forward_backward(model, x)
     return time.perf_counter() - start
 
 
@@ -141,11 +147,10 @@ def onednn_products_unavailable(model: torch.nn.Module, x: torch.Tensor) -> str 
     """Why the oneDNN diagnostic cannot run here, or None when it can.
 
     It needs torch's setting, oneDNN, a CPU for which torch sends fp32 products to oneDNN
-    under it, and products still computed in fp32: the setting allows bf16 (8 significant
-    bits), and 1 + 2⁻¹⁰ would round to 1, so a sum of 256 of them is 256.25 exactly in fp32
-    and 256 in bf16. Last, ``model``'s outputs and gradients on ``x`` must agree with and
-    without the setting to float32 precision: within 1e-5 of each tensor's largest entry
-    (both are about 1e-6 from float64 here; bf16 would be off by about 1e-2).
+    under it, and products still computed in fp32 there (the setting allows bf16): ``model``'s
+    outputs and gradients on ``x`` must agree with and without the setting within 1e-5 of
+    each tensor's largest entry (both are about 1e-6 from float64 here; bf16's 8 significant
+    bits would be off by about 1e-2).
     """
     matmul = getattr(getattr(torch.backends.mkldnn, "matmul", None), "fp32_precision", None)
     if matmul is None:
@@ -155,20 +160,15 @@ def onednn_products_unavailable(model: torch.nn.Module, x: torch.Tensor) -> str 
     flags = set(cpu_fields().get("flags", "").split())
     if not any(needed <= flags for needed in ONEDNN_ROUTING_FLAGS):
         return "on this CPU torch keeps fp32 products in its BLAS under that setting"
-    with onednn_products():
-        product = torch.full((32, 256), 1 + 2**-10) @ torch.ones(256, 1024)
-        if not bool((product == 256 * (1 + 2**-10)).all()):
-            return "on this CPU oneDNN would compute them in bf16"
     results = []
     for setting in (contextlib.nullcontext(), onednn_products()):
         with setting:
             model.zero_grad(set_to_none=True)
-            out, (h, c) = model(x)
-            (out.sum() + h.sum() + c.sum()).backward()
-            results.append([out.detach(), *(p.grad for p in model.parameters())])
+            out = forward_backward(model, x)
+            results.append([out, *(p.grad for p in model.parameters())])
     for plain, onednn in zip(*results, strict=True):  # relative to each tensor's largest entry
         if (plain - onednn).abs().max() > 1e-5 * plain.abs().max():
-            return "the layer's results under that setting differ from its fp32 results"
+            return "on this CPU oneDNN computes them with less than fp32 precision"
     return None
 
 
@@ -185,12 +185,12 @@ def onednn_products() -> Iterator[None]:
 
 
 def with_onednn_products(model: torch.nn.Module, x: torch.Tensor) -> Callable[[], None]:
-    """One forward and backward pass of ``model`` (as :func:`time_once`) with oneDNN's products."""
+    """:func:`forward_backward` of ``model`` with oneDNN's products, timed as time_once does."""
 
     def run() -> None:
+        model.zero_grad(set_to_none=True)
         with onednn_products():
-            out, (h, c) = model(x)
-            (out.sum() + h.sum() + c.sum()).backward()
+            forward_backward(model, x)
 
     return run
 

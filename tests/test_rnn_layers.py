@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from course_utils.lstm import (
     GRU,
     LSTM,
+    AutogradLSTM,
     LSTMSequence,
     SequenceRegressor,
     recurrent_parameter_count,
@@ -341,11 +342,6 @@ def test_readable_cells_match_torch_cells():
 
 def test_lstm_through_the_readable_cell_equals_the_fused_sequence():
     """The layer's fast path (LSTMSequence) and autograd through lstm_cell give the same numbers."""
-    from course_utils.rnn import RecurrentLayer
-
-    class AutogradLSTM(LSTM):
-        run_direction = RecurrentLayer.run_direction
-
     torch.manual_seed(5)
     fast, slow = (
         LSTM(3, 6, num_layers=2, bidirectional=True),
@@ -411,7 +407,6 @@ def test_timed_layers_share_weights_and_are_timed_every_round():
         time_forward_backward,
         time_recurrent_layers,
     )
-    from course_utils.lstm import AutogradLSTM
 
     timing = time_recurrent_layers(batch_size=2, length=3, hidden_size=4, rounds=2)
     assert isinstance(timing.onednn, bool)
